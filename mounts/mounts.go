@@ -1,0 +1,290 @@
+// Package mounts turns path rules (this path is writable, that one is
+// read-only, this one is unreadable) into the ordered mount list of a
+// sandbox whose root is a read-only view of the host. It resolves every path
+// through symlinks on the host file system so that a rule always lands on
+// the file it names, and orders the mounts so that a mount never hides one
+// it depends on.
+package mounts
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Access is what a sandboxed command may do under a path.
+type Access int
+
+// The kinds of access, from the least to the most permissive.
+const (
+	Deny Access = iota
+	ReadOnly
+	ReadWrite
+)
+
+func (a Access) String() string {
+	switch a {
+	case Deny:
+		return "deny"
+	case ReadOnly:
+		return "read-only"
+	case ReadWrite:
+		return "read-write"
+	}
+	return fmt.Sprintf("access(%d)", int(a))
+}
+
+// Rule gives an access to a path and everything below it.
+type Rule struct {
+	Path   string // absolute
+	Access Access
+}
+
+// Layout is the input of Plan.
+type Layout struct {
+	// FS is the host file system, rooted at "/".
+	FS fs.FS
+	// Rules are the path rules. Where two rules name the same file the more
+	// restrictive wins; a rule on a path below another rule's path is
+	// mounted on top of it.
+	Rules []Rule
+	// MaskFile is the host path of an empty file with mode 000 that is bound
+	// read-only over denied files.
+	MaskFile string
+	// TmpSize is the size of the private /tmp, in bytes (0: the kernel's
+	// default, half of RAM).
+	TmpSize int64
+	// Extra are mounts added as they are (e.g. cordon's own binary), ordered
+	// with the rest.
+	Extra []specs.Mount
+	// Rootfs is the host directory that becomes the sandbox's root. The
+	// host directory that holds it is bound first, before the sandbox's
+	// own mounts appear below it and would be copied along.
+	Rootfs string
+}
+
+// Result is the mount plan: the mounts in the order they must be made, and
+// the rules that were dropped because their path does not exist.
+type Result struct {
+	Mounts  []specs.Mount
+	Missing []Rule
+}
+
+// replaced are the top-level host directories the sandbox gets its own
+// instance of instead of the host's.
+var replaced = map[string]bool{"proc": true, "dev": true, "sys": true, "tmp": true}
+
+// mount categories, in the order they are made at equal depth.
+const (
+	catHostFirst = iota
+	catHost
+	catSystem
+	catWrite
+	catReadOnly
+	catExtra
+	catDeny
+)
+
+type planned struct {
+	m   specs.Mount
+	cat int
+}
+
+// Plan returns the mounts that give a read-only view of the host root with
+// private /proc, /dev, /sys and /tmp, and the rules applied on top.
+func Plan(l Layout) (Result, error) {
+	var res Result
+	var list []planned
+
+	entries, err := fs.ReadDir(l.FS, ".")
+	if err != nil {
+		return res, fmt.Errorf("read host root: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if replaced[name] {
+			continue
+		}
+		dst := "/" + name
+		switch t := e.Type(); {
+		case t.IsDir() && below(l.Rootfs, dst):
+			list = append(list, planned{hostBind(dst, true), catHostFirst})
+		case t.IsDir():
+			list = append(list, planned{hostBind(dst, true), catHost})
+		case t.IsRegular():
+			list = append(list, planned{hostBind(dst, false), catHost})
+		}
+		// Top-level symlinks are copied into the root itself; sockets and
+		// device nodes at the top level are left out.
+	}
+	for _, m := range systemMounts(l.TmpSize) {
+		list = append(list, planned{m, catSystem})
+	}
+
+	resolved, missing, err := resolveRules(l.FS, l.Rules)
+	if err != nil {
+		return res, err
+	}
+	res.Missing = missing
+	for _, r := range resolved {
+		switch r.Access {
+		case ReadWrite:
+			list = append(list, planned{specs.Mount{
+				Destination: r.Path, Type: "bind", Source: r.Path,
+				Options: []string{"rbind", "nosuid", "nodev", "rprivate"},
+			}, catWrite})
+		case ReadOnly:
+			list = append(list, planned{specs.Mount{
+				Destination: r.Path, Type: "bind", Source: r.Path,
+				Options: []string{"rbind", "rro", "nosuid", "nodev", "rprivate"},
+			}, catReadOnly})
+		case Deny:
+			if replaced[strings.Split(r.Path, "/")[1]] {
+				// The host's /tmp (or /proc, ...) is not in the sandbox:
+				// nothing to hide.
+				continue
+			}
+			list = append(list, planned{denyMount(r, l.MaskFile), catDeny})
+		}
+	}
+	for _, m := range l.Extra {
+		list = append(list, planned{m, catExtra})
+	}
+
+	// A mount must come after every mount on an ancestor of its destination,
+	// or that one would hide it: order by depth, then by category.
+	slices.SortStableFunc(list, func(a, b planned) int {
+		return cmp.Or(
+			cmp.Compare(depth(a.m.Destination), depth(b.m.Destination)),
+			cmp.Compare(a.cat, b.cat),
+		)
+	})
+	res.Mounts = make([]specs.Mount, 0, len(list))
+	for _, p := range list {
+		res.Mounts = append(res.Mounts, p.m)
+	}
+	return res, nil
+}
+
+// Every bind is made rprivate: a mount the host makes while the command
+// runs must not propagate into the sandbox, where it would arrive writable.
+
+func hostBind(dst string, dir bool) specs.Mount {
+	opts := []string{"rbind", "rro", "nosuid", "nodev", "rprivate"}
+	if !dir {
+		opts = []string{"bind", "ro", "nosuid", "nodev", "rprivate"}
+	}
+	return specs.Mount{Destination: dst, Type: "bind", Source: dst, Options: opts}
+}
+
+// systemMounts are the sandbox's own /proc, /dev, /sys and /tmp.
+func systemMounts(tmpSize int64) []specs.Mount {
+	tmpOpts := []string{"nosuid", "nodev", "mode=1777"}
+	if tmpSize > 0 {
+		tmpOpts = append(tmpOpts, fmt.Sprintf("size=%d", tmpSize))
+	}
+	return []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		// No gid=5: the tty group is not mapped into a single-id user namespace.
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: tmpOpts},
+	}
+}
+
+// denyMount hides a path: a directory under an empty tmpfs that nobody may
+// enter, a file under an empty file that nobody may read. Both are
+// read-only, so their modes cannot be changed from inside.
+func denyMount(r resolvedRule, maskFile string) specs.Mount {
+	if r.dir {
+		mode := "mode=000"
+		if r.nested {
+			// Paths re-opened below it must stay reachable: traversable,
+			// not listable.
+			mode = "mode=111"
+		}
+		return specs.Mount{
+			Destination: r.Path, Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"ro", "nosuid", "nodev", "noexec", mode, "size=4k"},
+		}
+	}
+	return specs.Mount{
+		Destination: r.Path, Type: "bind", Source: maskFile,
+		Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"},
+	}
+}
+
+type resolvedRule struct {
+	Rule
+	dir    bool
+	nested bool // another rule's path lies below this one
+}
+
+// resolveRules resolves every rule's path through symlinks, drops rules on
+// paths that do not exist, and keeps the most restrictive rule per path.
+func resolveRules(fsys fs.FS, rules []Rule) ([]resolvedRule, []Rule, error) {
+	var (
+		out     []resolvedRule
+		missing []Rule
+		index   = map[string]int{}
+	)
+	for _, r := range rules {
+		if !path.IsAbs(r.Path) {
+			return nil, nil, fmt.Errorf("rule path %q is not absolute", r.Path)
+		}
+		real, fi, err := Resolve(fsys, r.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, r)
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if real == "/" {
+			return nil, nil, fmt.Errorf("rule on %q: the root itself cannot be remounted", r.Path)
+		}
+		rr := resolvedRule{Rule: Rule{Path: real, Access: r.Access}, dir: fi.IsDir()}
+		if i, ok := index[real]; ok {
+			if r.Access < out[i].Access {
+				out[i].Access = r.Access
+			}
+			continue
+		}
+		index[real] = len(out)
+		out = append(out, rr)
+	}
+	for i := range out {
+		for j := range out {
+			if i != j && within(out[j].Path, out[i].Path) {
+				out[i].nested = true
+			}
+		}
+	}
+	return out, missing, nil
+}
+
+// below reports whether p is dir or lies below it.
+func below(p, dir string) bool {
+	return p == dir || within(p, dir)
+}
+
+// within reports whether p lies strictly below dir.
+func within(p, dir string) bool {
+	return strings.HasPrefix(p, dir+"/")
+}
+
+func depth(p string) int {
+	p = path.Clean(p)
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}

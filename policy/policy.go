@@ -1,0 +1,124 @@
+// Package policy decides what a sandboxed command may touch. It reads the
+// settings that describe a sandbox (cordon's own, Claude Code's and
+// sandbox-runtime's), merges them with the embedded default policy and
+// validates the result into a Policy: the file system paths that are
+// readable and writable, the network destinations, the environment that is
+// passed in, and the limits. It does no I/O beyond reading settings files and
+// resolving the paths they name.
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Mode is a permission tier. ReadOnly, WorkspaceWrite and DangerFullAccess
+// are what a request requires; Prompt and Allow are session modes.
+type Mode int
+
+// The permission tiers, in increasing order of what they permit.
+const (
+	ReadOnly Mode = iota + 1
+	WorkspaceWrite
+	DangerFullAccess
+	Prompt
+	Allow
+)
+
+var modeNames = map[Mode]string{
+	ReadOnly:         "read-only",
+	WorkspaceWrite:   "workspace-write",
+	DangerFullAccess: "danger-full-access",
+	Prompt:           "prompt",
+	Allow:            "allow",
+}
+
+// String returns the mode's name as it is written in settings and flags.
+func (m Mode) String() string {
+	if s, ok := modeNames[m]; ok {
+		return s
+	}
+	return fmt.Sprintf("mode(%d)", int(m))
+}
+
+// ParseMode reads a mode name: cordon's own (read-only, workspace-write,
+// danger-full-access, prompt, allow) or Claude Code's (plan, default,
+// acceptEdits, bypassPermissions, dontAsk).
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(s) {
+	case "read-only", "readonly", "plan":
+		return ReadOnly, nil
+	case "workspace-write", "workspacewrite", "default", "acceptedits", "dontask":
+		return WorkspaceWrite, nil
+	case "danger-full-access", "dangerfullaccess":
+		return DangerFullAccess, nil
+	case "prompt":
+		return Prompt, nil
+	case "allow", "bypasspermissions":
+		return Allow, nil
+	}
+	return 0, fmt.Errorf("unknown mode %q (want read-only, workspace-write, danger-full-access, prompt or allow)", s)
+}
+
+// Policy is the validated, merged sandbox policy for one workspace. Paths are
+// absolute and clean; "~" has been expanded.
+type Policy struct {
+	// Workspace is the directory the command may write to (unless Mode is
+	// ReadOnly).
+	Workspace string
+	// Home is the home directory "~" expanded to.
+	Home string
+	// Mode is the session's permission mode. ReadOnly mounts the workspace
+	// read-only.
+	Mode Mode
+
+	Filesystem Filesystem
+	Network    Network
+	Env        Env
+	Limits     Limits
+
+	// FailIfUnavailable refuses to run a command when the sandbox cannot
+	// give every protection the policy asks for.
+	FailIfUnavailable bool
+}
+
+// Filesystem is what a sandboxed command may read and write. Reads are
+// allowed everywhere except DenyRead (AllowRead re-opens inside a DenyRead);
+// writes are allowed only in the workspace and AllowWrite (DenyWrite wins
+// inside an AllowWrite).
+type Filesystem struct {
+	AllowRead      []string
+	DenyRead       []string
+	AllowWrite     []string
+	DenyWrite      []string
+	AllowGitConfig bool
+}
+
+// Network is where a sandboxed command may connect. An empty AllowedDomains
+// means no network at all.
+type Network struct {
+	AllowedDomains      []string
+	DeniedDomains       []string
+	AllowUnixSockets    []string
+	AllowAllUnixSockets bool
+	AllowLocalBinding   bool
+}
+
+// Env decides which variables of the caller's environment reach the
+// command: a name matching a Deny pattern is dropped unless it matches an
+// Allow pattern; Set adds or replaces variables.
+type Env struct {
+	Deny  []string
+	Allow []string
+	Set   map[string]string
+}
+
+// Limits are resource limits for one run. Zero means no limit.
+type Limits struct {
+	Memory      int64 // bytes
+	Pids        int64
+	CPUs        float64
+	Timeout     time.Duration
+	OutputLimit int64 // bytes kept from stdout and stderr
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package probe
+
+import "os"
+
+func euid() int { return os.Geteuid() }
+
+func kernelRelease() string { return "" }

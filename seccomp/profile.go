@@ -1,0 +1,302 @@
+// Package seccomp decides which system calls a sandboxed command may make.
+//
+// The profile is Docker's maintained default (github.com/moby/profiles/seccomp),
+// resolved for a process with no capabilities, then tightened for coding
+// agents: sockets only for IPv4, IPv6 and netlink (no AF_UNIX, no AF_VSOCK),
+// no io_uring, no access to other processes' memory, no kernel keyrings, no
+// BPF or perf, no namespace or mount changes, no file handles, and no
+// terminal input injection (TIOCSTI, TIOCLINUX). Whatever the profile does
+// not allow fails with EPERM; nothing is killed, except system calls from an
+// ABI the profile does not cover at all (see Profile).
+//
+// Profile builds the value on every OS, so that compiled OCI specs can be
+// golden-tested anywhere; Check compiles it with libseccomp the way runc's
+// libcontainer does when it loads it.
+package seccomp
+
+import (
+	"bytes"
+	_ "embed" // the copy of moby's default profile
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+
+	moby "github.com/moby/profiles/seccomp"
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// mobyDefault is default.json of github.com/moby/profiles/seccomp v0.2.3,
+// copied unmodified (go:embed cannot reach into another module).
+// TestEmbeddedIsMobyDefault fails when it drifts from the version in go.mod.
+//
+//go:embed moby_default.json
+var mobyDefault []byte
+
+// Options says what the profile is resolved for.
+type Options struct {
+	// Arch is the GOARCH of the machine the sandbox runs on: "amd64",
+	// "arm64" or "riscv64". Empty means runtime.GOARCH.
+	Arch string
+	// KernelVersion is the target kernel's release as uname -r prints it
+	// ("6.18.44"); rules with a minimum kernel compare against its first two
+	// numbers. Empty means newer than every rule's minimum.
+	KernelVersion string
+	// AllowSocketpair lets the command create connected AF_UNIX pairs with
+	// socketpair(2). A pair reaches nothing outside the sandbox, but common
+	// runtimes need it: Node's child_process pipes and Python's asyncio are
+	// built on socketpair. socket(AF_UNIX) stays refused either way.
+	AllowSocketpair bool
+}
+
+// platform is what the profile needs to know about one GOARCH.
+type platform struct {
+	native string     // libseccomp's name, as moby's includes/excludes spell it
+	arch   specs.Arch // the archMap entry
+}
+
+// platforms are the GOARCHes cordon builds profiles for. All of them use
+// the generic ioctl numbers and have no socketcall(2) multiplexer in their
+// main ABI; architectures that do (mips, ppc, s390x) would need their own
+// rules and are refused rather than guessed.
+var platforms = map[string]platform{
+	"amd64":   {native: "amd64", arch: specs.ArchX86_64},
+	"arm64":   {native: "arm64", arch: specs.ArchAARCH64},
+	"riscv64": {native: "riscv64", arch: specs.ArchRISCV64},
+}
+
+// socketcallABIs are the seccomp architectures on which libseccomp (seen
+// with 2.5.4, Debian 12's) turns every rule on socket(2) into an
+// additional rule socketcall(SYS_SOCKET, ...) with the same action,
+// dropping the rule's argument conditions: they are in memory behind
+// socketcall's pointer, where a filter cannot look. With SCMP_ARCH_X86 in
+// an amd64 profile, the allow rule for socket(AF_INET) becomes
+// "socketcall(SYS_SOCKET) allowed", and a 32-bit program (or int 0x80 in
+// a 64-bit one) creates AF_UNIX and AF_VSOCK sockets through it. No rule
+// can take that back: a refusal equal to the default action is never
+// added (see Profile). These ABIs are therefore left out of the filter;
+// their system calls meet libseccomp's bad-architecture action, which
+// kills the calling thread.
+var socketcallABIs = []specs.Arch{
+	specs.ArchX86, specs.ArchMIPS, specs.ArchMIPSEL, specs.ArchPPC,
+	specs.ArchPPC64, specs.ArchPPC64LE, specs.ArchS390, specs.ArchS390X,
+}
+
+// refused are system calls no sandboxed command gets, whatever moby's
+// default allows now or later (most are already refused there for a
+// process without capabilities; naming them keeps them refused).
+var refused = []string{
+	// io_uring performs system calls the filter never sees, and is a
+	// large source of kernel bugs.
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	// reading or writing another process's memory or state; moby allows
+	// ptrace and process_vm_* without CAP_SYS_PTRACE on kernels >= 4.8.
+	"ptrace", "process_vm_readv", "process_vm_writev",
+	"kcmp", "pidfd_getfd", "process_madvise",
+	// kernel keyrings are not namespaced: the user's keys are reachable.
+	"keyctl", "add_key", "request_key",
+	// kernel programs and counters: attack surface and side channels.
+	"bpf", "perf_event_open",
+	// userfaultfd stalls kernel code on a page fault the caller controls,
+	// the classic way to widen a kernel race.
+	"userfaultfd",
+	"kexec_load", "kexec_file_load",
+	// namespaces and mounts are cordon's to set up, never the command's.
+	"unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot",
+	"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree",
+	"open_tree_attr", "mount_setattr",
+	// file handles open files by inode, around path-based confinement.
+	"name_to_handle_at", "open_by_handle_at",
+	// the 32-bit x86 socket multiplexer: its arguments are behind a
+	// pointer, so the socket family rule below cannot apply to it.
+	"socketcall",
+}
+
+// Linux socket families (include/linux/socket.h), spelled out because the
+// profile is built on every OS.
+const (
+	afUnix    = 1
+	afInet    = 2
+	afInet6   = 10
+	afNetlink = 16
+)
+
+// socketFamilies are the only families socket(2) may create. An allowlist,
+// not a denylist: a family nobody listed is refused, which is what a
+// sandbox wants from the ~45 families Linux has. Refused, among others:
+//   - AF_UNIX: connects to any socket file bound into the sandbox
+//     (docker.sock, ssh-agent, D-Bus) and around the network namespace;
+//   - AF_VSOCK: on a VM it reaches the hypervisor host, outside any
+//     network namespace (moby refuses it too, but with a 64-bit compare
+//     that 0x1_0000_0028 passes);
+//   - AF_ALG: kernel crypto sockets, unprivileged and a history of bugs;
+//   - AF_PACKET, AF_KEY, AF_XDP: need capabilities the command lacks;
+//   - AF_CAN, AF_TIPC, AF_RDS, AF_LLC, AF_X25, AF_BLUETOOTH and the like:
+//     unprivileged, rarely used, and module autoloading exposes old code.
+//
+// AF_NETLINK stays: glibc's getifaddrs and if_nametoindex need it, and
+// changing network state through it needs CAP_NET_ADMIN.
+var socketFamilies = []uint32{afInet, afInet6, afNetlink}
+
+// Terminal ioctls that are refused. TIOCSTI pushes bytes into a terminal's
+// input queue: a command sharing the user's terminal could type commands
+// into the shell that started the agent. TIOCLINUX can do the same on a
+// virtual console (selection paste). Values are the generic ones, which
+// every GOARCH in platforms uses.
+const (
+	tiocsti   = 0x5412
+	tioclinux = 0x541c
+)
+
+// Profile returns the seccomp profile for a sandbox described by o.
+//
+// Everything the profile does not allow fails with EPERM (the default
+// action); clone3 fails with ENOSYS so that libc falls back to clone, whose
+// namespace flags are refused. System calls of ABIs the profile leaves out
+// (32-bit x86 on amd64, see socketcallABIs) kill the calling thread.
+//
+// Rules that depend on an argument are written as allow rules only. The
+// obvious form, "allow ioctl, but refuse it when the request is TIOCSTI",
+// does not survive the way a profile is loaded: libcontainer skips every
+// rule whose action equals the default action (libseccomp refuses to add
+// it), so an EPERM refusal disappears without an error; and a refusal
+// with another errno next to an unconditional allow is dropped by
+// libseccomp 2.5.4, which keeps only the allow. Either way the filter
+// would fail open. So each conditional system call gets allow rules whose
+// union is exactly the permitted values, all SCMP_CMP_MASKED_EQ on the
+// low 32 bits: socket and socketpair take an int family and ioctl an
+// unsigned int request, the kernel ignores the high 32 bits, and any
+// 64-bit compare (SCMP_CMP_EQ, SCMP_CMP_NE) would let 0x1_0000_0001 pass
+// as AF_UNIX or 0x1_0000_5412 as TIOCSTI.
+func Profile(o Options) (*specs.LinuxSeccomp, error) {
+	goarch := o.Arch
+	if goarch == "" {
+		goarch = runtime.GOARCH
+	}
+	plat, ok := platforms[goarch]
+	if !ok {
+		return nil, fmt.Errorf("seccomp profile for GOARCH %q: %w", goarch, errors.ErrUnsupported)
+	}
+	kernel, err := parseKernel(o.KernelVersion)
+	if err != nil {
+		return nil, err
+	}
+
+	base, err := loadMobyDefault()
+	if err != nil {
+		return nil, err
+	}
+	// every refusal below relies on the default being EPERM
+	if base.DefaultAction != specs.ActErrno || base.DefaultErrnoRet == nil || *base.DefaultErrnoRet != 1 {
+		return nil, fmt.Errorf("moby default profile: default action is %s, want %s with errno 1", base.DefaultAction, specs.ActErrno)
+	}
+	arches, err := archesFor(base, plat.arch, socketcallABIs)
+	if err != nil {
+		return nil, err
+	}
+	p, err := resolve(base, target{arch: plat.native, kernel: kernel})
+	if err != nil {
+		return nil, fmt.Errorf("resolve moby default profile: %w", err)
+	}
+	p.Architectures = arches
+	tighten(p, o)
+	return p, nil
+}
+
+// loadMobyDefault parses the embedded copy of moby's default profile,
+// strictly, so that a field added upstream is noticed rather than ignored.
+func loadMobyDefault() (*moby.Seccomp, error) {
+	dec := json.NewDecoder(bytes.NewReader(mobyDefault))
+	dec.DisallowUnknownFields()
+	var p moby.Seccomp
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("parse moby default profile: %w", err)
+	}
+	return &p, nil
+}
+
+// tighten removes what agents must not have from a resolved moby profile
+// and replaces moby's rules for socket, socketpair and ioctl by
+// conditional ones (see Profile for why they are all allow rules).
+func tighten(p *specs.LinuxSeccomp, o Options) {
+	drop := append(slices.Clone(refused), "socket", "socketpair", "ioctl")
+	kept := p.Syscalls[:0]
+	for _, rule := range p.Syscalls {
+		rule.Names = slices.DeleteFunc(rule.Names, func(name string) bool {
+			return slices.Contains(drop, name)
+		})
+		if len(rule.Names) > 0 {
+			kept = append(kept, rule)
+		}
+	}
+	p.Syscalls = kept
+
+	pairFamilies := socketFamilies
+	if o.AllowSocketpair {
+		pairFamilies = append(slices.Clone(socketFamilies), afUnix)
+	}
+	// socketpair follows the socket allowlist rather than being allowed
+	// outright: any family that implements it would otherwise be a way
+	// around that list.
+	for _, f := range socketFamilies {
+		p.Syscalls = append(p.Syscalls, allow("socket", maskedEqual(0, 0xffffffff, f)))
+	}
+	for _, f := range pairFamilies {
+		p.Syscalls = append(p.Syscalls, allow("socketpair", maskedEqual(0, 0xffffffff, f)))
+	}
+	for _, arg := range low32Except(1, []uint32{tiocsti, tioclinux}) {
+		p.Syscalls = append(p.Syscalls, allow("ioctl", arg))
+	}
+}
+
+// allow is a rule allowing name when every arg holds.
+func allow(name string, args ...specs.LinuxSeccompArg) specs.LinuxSyscall {
+	return specs.LinuxSyscall{Names: []string{name}, Action: specs.ActAllow, Args: args}
+}
+
+// maskedEqual holds when argument index, masked with mask, equals value.
+// The OCI spec carries the mask in Value and the datum in ValueTwo.
+func maskedEqual(index uint, mask, value uint32) specs.LinuxSeccompArg {
+	return specs.LinuxSeccompArg{Index: index, Value: uint64(mask), ValueTwo: uint64(value), Op: specs.OpMaskedEqual}
+}
+
+// low32Except returns conditions on argument index, one per rule, whose
+// union is every value with low 32 bits outside refused; the high 32 bits
+// never matter. A filter cannot say "masked value not equal", so the
+// complement is spelled out: the refused values form a binary trie, most
+// significant bit first, and every branch the trie lacks is one condition
+// (the bits above it as in the trie, its own bit, the bits below free). A
+// value that is not refused leaves the trie at exactly one missing branch;
+// a refused value never leaves it. Two refused values sharing 28 high bits
+// take 34 conditions.
+func low32Except(index uint, refused []uint32) []specs.LinuxSeccompArg {
+	var out []specs.LinuxSeccompArg
+	var walk func(mask, value uint32, bit int, set []uint32)
+	walk = func(mask, value uint32, bit int, set []uint32) {
+		if bit < 0 {
+			return // a refused value
+		}
+		b := uint32(1) << bit
+		var zero, one []uint32
+		for _, v := range set {
+			if v&b == 0 {
+				zero = append(zero, v)
+			} else {
+				one = append(one, v)
+			}
+		}
+		for _, branch := range []struct {
+			value uint32
+			set   []uint32
+		}{{value, zero}, {value | b, one}} {
+			if len(branch.set) == 0 {
+				out = append(out, maskedEqual(index, mask|b, branch.value))
+			} else {
+				walk(mask|b, branch.value, bit-1, branch.set)
+			}
+		}
+	}
+	walk(0, 0, 31, refused)
+	return out
+}

@@ -1,0 +1,214 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/policy"
+	"cordon.dev/cordon/probe"
+)
+
+// Opt is one named transformation of a spec.
+type Opt func(*specs.Spec) error
+
+// WithRoot makes dir the sandbox's root, read-only.
+func WithRoot(dir string) Opt {
+	return func(s *specs.Spec) error {
+		if dir == "" {
+			return fmt.Errorf("%w: no root directory", ErrInvalid)
+		}
+		s.Root = &specs.Root{Path: dir, Readonly: true}
+		return nil
+	}
+}
+
+// sandboxEnv tells tools inside that they run in a sandbox.
+var sandboxEnv = []string{"CORDON_SANDBOX=1", "SANDBOX_RUNTIME=1", "IS_SANDBOX=1", "TMPDIR=/tmp"}
+
+const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// WithProcess sets the process: cordon's init running the command with the
+// caller's ids, the filtered environment and no new privileges. With
+// seccomp, the init installs the spec's seccomp profile, compiled by the
+// runtime, in the command just before it executes it (see InitSeccompFD).
+func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
+	return func(s *specs.Spec) error {
+		env := p.Env.Filter(req.Env)
+		env = withoutNames(env, sandboxEnv)
+		env = append(env, sandboxEnv...)
+		if !hasName(env, "PATH") {
+			env = append(env, defaultPath)
+		}
+		args := []string{InitPath, InitCommand, fmt.Sprintf("--parent-fd=%d", InitParentFD)}
+		if seccomp {
+			args = append(args, fmt.Sprintf("--seccomp-fd=%d", InitSeccompFD))
+		}
+		if Nested(req.UID, req.GID) {
+			args = append(args, fmt.Sprintf("--uid=%d", req.UID), fmt.Sprintf("--gid=%d", req.GID))
+		}
+		args = append(append(args, "--"), req.Args...)
+		s.Process = &specs.Process{
+			Terminal:    req.Terminal,
+			ConsoleSize: req.ConsoleSize,
+			// Root of the sandbox's user namespace, which is the caller.
+			User:            specs.User{UID: 0, GID: 0},
+			Args:            args,
+			Env:             env,
+			Cwd:             req.Cwd,
+			NoNewPrivileges: true,
+		}
+		return nil
+	}
+}
+
+func hasName(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutNames drops the variables of env whose names are set in vars.
+func withoutNames(env, vars []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		drop := false
+		for _, v := range vars {
+			name, _, _ := strings.Cut(v, "=")
+			if strings.HasPrefix(kv, name+"=") {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// WithNamespaces gives the sandbox new user, mount, pid, ipc, uts, network
+// (loopback only) and cgroup namespaces.
+func WithNamespaces() Opt {
+	return func(s *specs.Spec) error {
+		s.Linux.Namespaces = []specs.LinuxNamespace{
+			{Type: specs.UserNamespace},
+			{Type: specs.MountNamespace},
+			{Type: specs.PIDNamespace},
+			{Type: specs.IPCNamespace},
+			{Type: specs.UTSNamespace},
+			{Type: specs.NetworkNamespace},
+			{Type: specs.CgroupNamespace},
+		}
+		// Host mounts made while the command runs must not appear inside,
+		// where they would arrive writable: the root is private, and so is
+		// every bind below it (see mounts).
+		s.Linux.RootfsPropagation = "private"
+		return nil
+	}
+}
+
+// Nested reports whether the command needs a user namespace of its own to
+// run with the caller's ids: libcontainer maps only root into the
+// sandbox's user namespace, so a caller other than root runs as root there
+// until cordon's init moves the command into a namespace that maps the
+// caller's ids back.
+func Nested(uid, gid uint32) bool { return uid != 0 || gid != 0 }
+
+// WithIDMappings maps the caller's uid and gid, and nothing else, into the
+// sandbox's user namespace, as its root: every other owner shows as the
+// overflow id and no setuid helper is needed. See Nested for how the
+// command gets the caller's own ids back.
+func WithIDMappings(uid, gid uint32) Opt {
+	return func(s *specs.Spec) error {
+		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uid, Size: 1}}
+		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: gid, Size: 1}}
+		return nil
+	}
+}
+
+// WithCapabilities leaves every capability set empty: even a caller who is
+// root has none inside. When the command needs a user namespace of its own
+// (see Nested), the init alone gets CAP_SETFCAP, which the kernel requires
+// to map the sandbox's root into that namespace; the init drops it before
+// the command runs, and the command never has it.
+func WithCapabilities(nested bool) Opt {
+	return func(s *specs.Spec) error {
+		if s.Process == nil {
+			return fmt.Errorf("%w: capabilities before process", ErrInvalid)
+		}
+		initCaps := []string{}
+		if nested {
+			initCaps = []string{"CAP_SETFCAP"}
+		}
+		s.Process.Capabilities = &specs.LinuxCapabilities{
+			Bounding:    initCaps,
+			Effective:   initCaps,
+			Inheritable: []string{},
+			Permitted:   initCaps,
+			Ambient:     []string{},
+		}
+		return nil
+	}
+}
+
+// WithMounts sets the mount list.
+func WithMounts(ms []specs.Mount) Opt {
+	return func(s *specs.Spec) error {
+		s.Mounts = ms
+		return nil
+	}
+}
+
+// WithProcMasks hides the parts of /proc and /sys that leak host
+// information or reach the kernel, as runc's default spec does.
+func WithProcMasks() Opt {
+	return func(s *specs.Spec) error {
+		s.Linux.MaskedPaths = []string{
+			"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
+			"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
+			"/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+			"/sys/devices/virtual/powercap",
+		}
+		s.Linux.ReadonlyPaths = []string{
+			"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+		}
+		return nil
+	}
+}
+
+// WithSeccomp sets the seccomp profile.
+func WithSeccomp(profile *specs.LinuxSeccomp) Opt {
+	return func(s *specs.Spec) error {
+		s.Linux.Seccomp = profile
+		return nil
+	}
+}
+
+// WithCgroupsPath puts a root caller's sandbox in its own cgroup under
+// /cordon. A rootless sandbox gets none here: the runtime uses a delegated
+// subtree when there is one.
+func WithCgroupsPath(pr probe.Result, id string) Opt {
+	return func(s *specs.Spec) error {
+		if pr.Root() && id != "" {
+			s.Linux.CgroupsPath = "/cordon/" + id
+		}
+		return nil
+	}
+}
+
+// WithAnnotations adds annotations.
+func WithAnnotations(a map[string]string) Opt {
+	return func(s *specs.Spec) error {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		maps.Copy(s.Annotations, a)
+		return nil
+	}
+}

@@ -1,0 +1,150 @@
+// Package spec compiles a sandbox policy and one command into the OCI
+// runtime spec that runs it: a read-only view of the host with the
+// workspace writable, private /tmp, /proc and /dev, new user, mount, pid,
+// ipc, uts, network and cgroup namespaces, no capabilities, no new
+// privileges, and cordon's seccomp profile. It is a pure function of its
+// inputs apart from resolving the paths the policy names on the host file
+// system, so its output is golden-tested on any OS.
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/policy"
+	"cordon.dev/cordon/probe"
+)
+
+// InitPath is where cordon's own binary is mounted inside the sandbox. It
+// runs as the sandbox's first process: it forwards signals, reaps orphans
+// and ends every process when the command or cordon itself ends.
+const InitPath = "/.cordon/cordon"
+
+// InitCommand is the cordon subcommand that runs as the sandbox's init.
+const InitCommand = "sandbox-init"
+
+// InitParentFD is the descriptor on which the init watches cordon: when the
+// other end closes, cordon is gone and the sandbox ends.
+const InitParentFD = 3
+
+// InitSeccompFD is the descriptor from which the init reads the spec's
+// seccomp profile, compiled: a little-endian uint64 of
+// SECCOMP_FILTER_FLAG_* bits, then the struct sock_filter array. The init
+// installs it in the command between making the command's user namespace
+// and executing it, and then in itself; libcontainer installs none. The
+// profile is compiled once per profile on the host instead of in every
+// sandbox, and the command's user namespace can be made before the profile
+// forbids making one.
+const InitSeccompFD = 4
+
+// Annotations cordon records in the spec.
+const (
+	AnnotationWorkspace = "dev.cordon.workspace"
+	AnnotationMode      = "dev.cordon.mode"
+)
+
+// Request is one command to run and the facts about its caller.
+type Request struct {
+	// ID names the sandbox; it appears in the cgroup path.
+	ID string
+	// Args is the command and its arguments.
+	Args []string
+	// Cwd is the working directory, absolute.
+	Cwd string
+	// Env is the caller's environment (NAME=value); the policy filters it.
+	Env []string
+	// UID and GID are the caller's; the command runs with the same ids.
+	UID, GID uint32
+	// Terminal gives the command a new pseudo-terminal of ConsoleSize.
+	Terminal    bool
+	ConsoleSize *specs.Box
+	// Host are the runtime's own files on the host.
+	Host Host
+	// FS is the host file system rooted at "/"; nil means the real one.
+	FS fs.FS
+}
+
+// Host are the files the runtime keeps on the host for a sandbox.
+type Host struct {
+	// Rootfs is the directory that becomes the sandbox's root: empty
+	// mountpoints and copies of the host's top-level symlinks.
+	Rootfs string
+	// State is the runtime's state directory; it is hidden from the
+	// sandbox.
+	State string
+	// Executable is cordon's own binary, mounted read-only at InitPath.
+	Executable string
+	// MaskFile is an empty file with mode 000 bound over denied files.
+	MaskFile string
+}
+
+// ErrInvalid is wrapped by errors about a request or policy that cannot be
+// compiled.
+var ErrInvalid = errors.New("invalid sandbox request")
+
+// Compile returns the OCI runtime spec that runs the request under the
+// policy on a host with the probed capabilities.
+func Compile(p *policy.Policy, req Request, pr probe.Result) (*specs.Spec, error) {
+	opts, err := Opts(p, req, pr)
+	if err != nil {
+		return nil, err
+	}
+	s := Base()
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Opts returns the transformations that Compile applies to Base, in order.
+func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
+	if len(req.Args) == 0 {
+		return nil, fmt.Errorf("%w: no command", ErrInvalid)
+	}
+	if !path.IsAbs(req.Cwd) {
+		return nil, fmt.Errorf("%w: working directory %q is not absolute", ErrInvalid, req.Cwd)
+	}
+	fsys := req.FS
+	if fsys == nil {
+		fsys = os.DirFS("/")
+	}
+	plan, err := mountPlan(p, req, fsys)
+	if err != nil {
+		return nil, err
+	}
+	profile, err := seccompProfile(p, pr)
+	if err != nil {
+		return nil, err
+	}
+	return []Opt{
+		WithRoot(req.Host.Rootfs),
+		WithProcess(p, req, profile != nil),
+		WithNamespaces(),
+		WithIDMappings(req.UID, req.GID),
+		WithCapabilities(Nested(req.UID, req.GID)),
+		WithMounts(plan),
+		WithProcMasks(),
+		WithSeccomp(profile),
+		WithCgroupsPath(pr, req.ID),
+		WithAnnotations(map[string]string{
+			AnnotationWorkspace: p.Workspace,
+			AnnotationMode:      p.Mode.String(),
+		}),
+	}, nil
+}
+
+// Base returns the spec every sandbox starts from: OCI version, Linux, no
+// process yet.
+func Base() *specs.Spec {
+	return &specs.Spec{
+		Version: specs.Version,
+		Linux:   &specs.Linux{},
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v3"
+)
+
+// Exit statuses of cordon's own.
+const (
+	exitCordonFailed = 125 // cordon could not do what was asked; nothing ran
+)
+
+// exitStatus carries the command's exit status out of an action.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+var (
+	stdout io.Writer = os.Stdout
+	stderr io.Writer = os.Stderr
+)
+
+func newApp() *cli.Command {
+	return &cli.Command{
+		Name:                  "cordon",
+		Usage:                 "run agents' shell commands in an operating-system sandbox",
+		HideHelpCommand:       true,
+		EnableShellCompletion: false,
+		Writer:                stdout,
+		ErrWriter:             stderr,
+		ExitErrHandler:        func(context.Context, *cli.Command, error) {},
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+			return err
+		},
+		Commands: []*cli.Command{
+			runCommand(),
+			specCommand(),
+			listCommand(),
+			gcCommand(),
+		},
+	}
+}
+
+// run executes the CLI and returns the process exit status.
+func run(ctx context.Context, args []string) int {
+	err := newApp().Run(ctx, args)
+	var st exitStatus
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &st):
+		return int(st)
+	}
+	fmt.Fprintf(stderr, "cordon: %v\n", err)
+	return exitCordonFailed
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/urfave/cli/v3"
+
+	"cordon.dev/cordon/runtime"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "run",
+		Usage:        "run a command in the sandbox",
+		ArgsUsage:    "[--] COMMAND [ARGS...]",
+		Flags:        sandboxFlags(),
+		StopOnNthArg: ptr(1),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			sb, err := compile(cmd)
+			if err != nil {
+				return err
+			}
+			root := runtime.StateRoot()
+			// What crashed runs left goes before a new one starts.
+			_, _ = runtime.GC(root)
+			if err := runtime.Prepare(sb.req.Host); err != nil {
+				return err
+			}
+			status, err := runtime.Run(ctx, sb.spec, runtime.Options{
+				ID:     sb.req.ID,
+				Root:   root,
+				Stdin:  os.Stdin,
+				Stdout: os.Stdout,
+				Stderr: os.Stderr,
+				Meta:   runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
+			})
+			if err != nil {
+				return err
+			}
+			if status != 0 {
+				return exitStatus(status)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,308 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	goruntime "runtime"
+	"syscall"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+
+	// libcontainer's namespace setup runs as a C constructor of the
+	// re-executed binary; device rules need the cgroup device manager.
+	_ "github.com/opencontainers/cgroups/devices"
+	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+)
+
+// Options are the host side of one run.
+type Options struct {
+	// ID names the sandbox. It must be unique among live sandboxes.
+	ID string
+	// Root is the state directory (StateRoot by default).
+	Root string
+	// Stdin, Stdout and Stderr are passed to the command as they are, or,
+	// when the spec asks for a terminal, copied to and from it.
+	Stdin, Stdout, Stderr *os.File
+	// Meta is recorded with the sandbox for `cordon list`.
+	Meta Meta
+}
+
+func init() {
+	// libcontainer logs through logrus; its errors are returned to us.
+	logrus.SetOutput(io.Discard)
+	if os.Getenv("CORDON_DEBUG") != "" {
+		logrus.SetOutput(os.Stderr)
+		logrus.SetLevel(logrus.DebugLevel)
+		logrus.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "05.000000"})
+	}
+}
+
+// Run executes the spec and waits for the command. The returned status is
+// the command's exit status (128+N when a signal N ended it); an error
+// means cordon itself failed and the command may not have run.
+func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
+	tr := newTracer()
+	defer tr.mark("end")
+	if o.Root == "" {
+		o.Root = StateRoot()
+	}
+	if o.ID == "" {
+		o.ID = NewID()
+	}
+	rootless := os.Geteuid() != 0
+	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
+		CgroupName:      o.ID,
+		Spec:            s,
+		RootlessEUID:    rootless,
+		RootlessCgroups: rootless,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sandbox config: %w", err)
+	}
+	// If cordon dies while libcontainer's setup process runs, so does it.
+	config.ParentDeathSignal = int(unix.SIGKILL)
+	// cordon's init installs the profile, compiled once on the host (see
+	// spec.InitSeccompFD); libcontainer would compile it in every sandbox.
+	config.Seccomp = nil
+	var program *os.File
+	if s.Linux != nil && s.Linux.Seccomp != nil {
+		if program, err = seccompProgram(o.Root, s.Linux.Seccomp); err != nil {
+			return 0, err
+		}
+		defer program.Close()
+	}
+
+	process, err := newProcess(s.Process)
+	if err != nil {
+		return 0, err
+	}
+
+	tr.mark("config")
+	container, err := libcontainer.Create(o.Root, o.ID, config)
+	tr.mark("created")
+	if err != nil {
+		return 0, fmt.Errorf("create sandbox: %w", err)
+	}
+	defer destroy(container)
+	if err := writeMeta(o.Root, o.ID, o.Meta); err != nil {
+		return 0, err
+	}
+
+	// The init watches this pipe: when cordon goes away, even by SIGKILL,
+	// its end closes and the init ends the sandbox.
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return 0, fmt.Errorf("lifeline pipe: %w", err)
+	}
+	defer lifeW.Close()
+	process.ExtraFiles = []*os.File{lifeR}
+	if program != nil {
+		process.ExtraFiles = append(process.ExtraFiles, program)
+	}
+
+	var term *terminal
+	if s.Process.Terminal {
+		term, err = newTerminal(process, o.Stdin, o.Stdout)
+		if err != nil {
+			lifeR.Close()
+			return 0, err
+		}
+		defer term.close()
+	} else {
+		process.Stdin, process.Stdout, process.Stderr = o.Stdin, o.Stdout, o.Stderr
+		if o.Stdin == nil {
+			process.Stdin = nil
+		}
+	}
+
+	// Forward signals from the moment the process exists.
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs)
+	defer signal.Stop(sigs)
+
+	tr.mark("prestart")
+	if err := start(container, process); err != nil {
+		lifeR.Close()
+		return 0, fmt.Errorf("start sandbox: %w", err)
+	}
+	lifeR.Close()
+	tr.mark("started")
+	if term != nil {
+		if err := term.attach(); err != nil {
+			_ = container.Signal(unix.SIGKILL)
+			_, _ = process.Wait()
+			return 0, err
+		}
+	}
+
+	waited := make(chan waitResult, 1)
+	go func() {
+		st, err := process.Wait()
+		waited <- waitResult{st, err}
+	}()
+	for {
+		select {
+		case sig := <-sigs:
+			forward(container, term, sig.(unix.Signal))
+		case <-ctx.Done():
+			_ = container.Signal(unix.SIGKILL)
+		case w := <-waited:
+			tr.mark("waited")
+			if term != nil {
+				term.drain(100 * time.Millisecond)
+			}
+			return exitStatus(w.state, w.err)
+		}
+	}
+}
+
+type waitResult struct {
+	state *os.ProcessState
+	err   error
+}
+
+// start starts the container's init from an OS thread that lives as long as
+// the run: the kernel's parent-death signal follows the thread that forked,
+// not the process, and Go may retire idle threads.
+func start(c *libcontainer.Container, p *libcontainer.Process) error {
+	errc := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread()
+		errc <- c.Run(p)
+		// Never unlocked: the thread stays until the process exits.
+		select {}
+	}()
+	return <-errc
+}
+
+// forward passes a signal cordon received on to the sandbox's init, which
+// passes it to the command's process group.
+func forward(c *libcontainer.Container, term *terminal, sig unix.Signal) {
+	switch sig {
+	case unix.SIGCHLD, unix.SIGURG, unix.SIGPIPE:
+		return
+	case unix.SIGWINCH:
+		if term != nil {
+			term.resize()
+		}
+		return
+	case unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		// Job control on the caller's terminal: stop the command, then
+		// cordon, so the caller's shell gets its prompt back. SIGCONT
+		// resumes both.
+		_ = c.Signal(unix.SIGTSTP)
+		_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+		return
+	}
+	_ = c.Signal(sig)
+}
+
+// exitStatus maps the init's end to the command's exit status.
+func exitStatus(st *os.ProcessState, err error) (int, error) {
+	if st == nil {
+		var ee interface{ ExitCode() int }
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), nil
+		}
+		return 0, fmt.Errorf("wait for sandbox: %w", err)
+	}
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	if !ok {
+		return st.ExitCode(), nil
+	}
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ws.ExitStatus(), nil
+}
+
+// destroy removes the sandbox: its processes, cgroup and state.
+func destroy(c *libcontainer.Container) {
+	if st, err := c.Status(); err == nil && st != libcontainer.Stopped {
+		_ = c.Signal(unix.SIGKILL)
+	}
+	for range 50 {
+		if err := c.Destroy(); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// newProcess converts the spec's process to libcontainer's.
+func newProcess(p *specs.Process) (*libcontainer.Process, error) {
+	if p == nil {
+		return nil, errors.New("spec has no process")
+	}
+	lp := &libcontainer.Process{
+		Args:            p.Args,
+		Env:             p.Env,
+		UID:             int(p.User.UID),
+		GID:             int(p.User.GID),
+		Cwd:             p.Cwd,
+		NoNewPrivileges: &p.NoNewPrivileges,
+		Init:            true,
+	}
+	if p.ConsoleSize != nil {
+		lp.ConsoleWidth = uint16(p.ConsoleSize.Width)
+		lp.ConsoleHeight = uint16(p.ConsoleSize.Height)
+	}
+	if c := p.Capabilities; c != nil {
+		lp.Capabilities = &configs.Capabilities{
+			Bounding: c.Bounding, Effective: c.Effective, Inheritable: c.Inheritable,
+			Permitted: c.Permitted, Ambient: c.Ambient,
+		}
+	}
+	for _, g := range p.User.AdditionalGids {
+		lp.AdditionalGroups = append(lp.AdditionalGroups, int(g))
+	}
+	// specconv does not convert rlimits: they go on the process.
+	for _, rl := range p.Rlimits {
+		t, ok := rlimitTypes[rl.Type]
+		if !ok {
+			return nil, fmt.Errorf("unknown rlimit %q", rl.Type)
+		}
+		lp.Rlimits = append(lp.Rlimits, configs.Rlimit{Type: t, Hard: rl.Hard, Soft: rl.Soft})
+	}
+	return lp, nil
+}
+
+var rlimitTypes = map[string]int{
+	"RLIMIT_CPU": unix.RLIMIT_CPU, "RLIMIT_FSIZE": unix.RLIMIT_FSIZE,
+	"RLIMIT_DATA": unix.RLIMIT_DATA, "RLIMIT_STACK": unix.RLIMIT_STACK,
+	"RLIMIT_CORE": unix.RLIMIT_CORE, "RLIMIT_RSS": unix.RLIMIT_RSS,
+	"RLIMIT_NPROC": unix.RLIMIT_NPROC, "RLIMIT_NOFILE": unix.RLIMIT_NOFILE,
+	"RLIMIT_MEMLOCK": unix.RLIMIT_MEMLOCK, "RLIMIT_AS": unix.RLIMIT_AS,
+	"RLIMIT_LOCKS": unix.RLIMIT_LOCKS, "RLIMIT_SIGPENDING": unix.RLIMIT_SIGPENDING,
+	"RLIMIT_MSGQUEUE": unix.RLIMIT_MSGQUEUE, "RLIMIT_NICE": unix.RLIMIT_NICE,
+	"RLIMIT_RTPRIO": unix.RLIMIT_RTPRIO, "RLIMIT_RTTIME": unix.RLIMIT_RTTIME,
+}
+
+const metaFile = "cordon.json"
+
+func writeMeta(root, id string, m Meta) error {
+	m.Owner = os.Getpid()
+	m.OwnerTime = startTime(m.Owner)
+	if m.Created.IsZero() {
+		m.Created = time.Now()
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(stateFile(root, id, metaFile), data, 0o600); err != nil {
+		return fmt.Errorf("record sandbox: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,460 @@
+//go:build linux && cgo
+
+/*
+ * cordon's init: the first process of every sandbox `cordon run` starts
+ * (PID 1 of its pid namespace). It is C, run from a constructor of cordon's
+ * own binary before the Go runtime starts, for three reasons: a sandboxed
+ * command should not pay for a second Go runtime start; the init must be
+ * single-threaded to drop its capability for good; and the command's user
+ * namespace must be made between clone and execve, with a seccomp filter
+ * installed in the child, which Go's os.StartProcess cannot do.
+ *
+ *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S] [--uid=U --gid=G]
+ *                       -- COMMAND [ARGS...]
+ *
+ * It starts COMMAND in a process group of its own (the terminal's
+ * foreground group when the sandbox has a terminal), with the caller's own
+ * ids in a user namespace of its own when --uid/--gid are given (the
+ * sandbox's user namespace maps only root, as libcontainer requires), under
+ * the seccomp program read from S (a little-endian uint64 of filter flags,
+ * then struct sock_filter[]; see spec.InitSeccompFD), which it then
+ * installs in itself as well. It
+ * passes on every signal it receives to that group, reaps orphans, and ends
+ * every process of the sandbox when COMMAND exits or when cordon on the
+ * host goes away (the lifeline descriptor N reaches end of file, or the
+ * parent-death signal arrives). Its exit status is COMMAND's, 128+S when a
+ * signal S ended it, 127 when COMMAND is not found, 126 when it cannot be
+ * executed, 125 when the init itself fails.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define INIT_COMMAND "sandbox-init"
+
+static void fail(const char *what, int err)
+{
+	fprintf(stderr, "cordon: %s: %s\n", what, strerror(err));
+}
+
+struct options {
+	int parent_fd, seccomp_fd;
+	long uid, gid;
+	char **argv;
+};
+
+/* The compiled seccomp profile. */
+struct program {
+	unsigned long flags;
+	struct sock_fprog prog;
+};
+
+/* The kernel's limit, with room for cordon's ENOSYS prologue. */
+#define MAX_INSNS 8192
+
+static int read_program(int fd, struct program *p)
+{
+	static struct sock_filter insns[MAX_INSNS];
+	unsigned char head[8];
+	size_t have = 0, want;
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (st.st_size < 16 || (st.st_size - 8) % sizeof(struct sock_filter) != 0 ||
+	    (size_t)(st.st_size - 8) / sizeof(struct sock_filter) > MAX_INSNS) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pread(fd, head, sizeof(head), 0) != sizeof(head))
+		return -1;
+	p->flags = 0;
+	for (int i = 7; i >= 0; i--)
+		p->flags = p->flags << 8 | head[i];
+	want = st.st_size - 8;
+	while (have < want) {
+		n = pread(fd, (char *)insns + have, want - have, 8 + have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		have += n;
+	}
+	p->prog.len = want / sizeof(struct sock_filter);
+	p->prog.filter = insns;
+	return 0;
+}
+
+static int install(const struct program *p)
+{
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p->flags, &p->prog);
+}
+
+/* A failure report from the child before its command runs. */
+struct report {
+	int err;
+	char what[64];
+};
+
+static void report_and_exit(int fd, const char *what)
+{
+	struct report r = { .err = errno };
+	strncpy(r.what, what, sizeof(r.what) - 1);
+	if (write(fd, &r, sizeof(r)) < 0) {
+		/* nothing left to tell */
+	}
+	_exit(127);
+}
+
+static int write_file(const char *path, const char *data)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int len = strlen(data), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, data, len) == len;
+	if (!ok) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return close(fd);
+}
+
+static const char *getenv_from(char **envp, const char *name)
+{
+	size_t n = strlen(name);
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/*
+ * exec_path runs the command as a shell would: a name with a slash as it is,
+ * otherwise the first match in PATH; EACCES is remembered while the search
+ * goes on, as execvp(3) does.
+ */
+static void exec_path(char **argv, char **envp)
+{
+	const char *name = argv[0], *path, *p;
+	char buf[PATH_MAX];
+	int eacces = 0;
+
+	if (strchr(name, '/')) {
+		execve(name, argv, envp);
+		return;
+	}
+	path = getenv_from(envp, "PATH");
+	if (!path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	for (p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		size_t dirlen = end - p;
+		if (dirlen == 0) {
+			/* An empty entry is the current directory. */
+			snprintf(buf, sizeof(buf), "%s", name);
+		} else if (dirlen + 1 + strlen(name) < sizeof(buf)) {
+			memcpy(buf, p, dirlen);
+			buf[dirlen] = '/';
+			strcpy(buf + dirlen + 1, name);
+		} else {
+			buf[0] = 0;
+		}
+		if (buf[0]) {
+			execve(buf, argv, envp);
+			if (errno == EACCES)
+				eacces = 1;
+			else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ELOOP && errno != ENAMETOOLONG)
+				return;
+		}
+		p = end;
+		if (*p == 0)
+			break;
+	}
+	errno = eacces ? EACCES : ENOENT;
+}
+
+static void child(const struct options *o, const struct program *prog, char **envp, int report_fd, int foreground)
+{
+	sigset_t none;
+	char map[64];
+
+	if (o->uid >= 0) {
+		/* This process made the namespace with CAP_SETFCAP in effect,
+		 * so it may map the init's own ids (root) to itself. */
+		if (write_file("/proc/self/setgroups", "deny") < 0)
+			report_and_exit(report_fd, "user namespace: setgroups");
+		snprintf(map, sizeof(map), "%ld 0 1\n", o->uid);
+		if (write_file("/proc/self/uid_map", map) < 0)
+			report_and_exit(report_fd, "user namespace: uid_map");
+		snprintf(map, sizeof(map), "%ld 0 1\n", o->gid);
+		if (write_file("/proc/self/gid_map", map) < 0)
+			report_and_exit(report_fd, "user namespace: gid_map");
+		/* The new namespace came with every capability in it; none
+		 * survives the execve of a non-root id, and none may come back
+		 * by a later one. */
+		for (int cap = 0; cap <= 63; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+				report_and_exit(report_fd, "drop the capability bounding set");
+		if (setresgid(o->gid, o->gid, o->gid) < 0)
+			report_and_exit(report_fd, "setresgid");
+		if (setresuid(o->uid, o->uid, o->uid) < 0)
+			report_and_exit(report_fd, "setresuid");
+	}
+	if (setpgid(0, 0) < 0)
+		report_and_exit(report_fd, "setpgid");
+	if (foreground && tcsetpgrp(0, getpid()) < 0)
+		report_and_exit(report_fd, "set the terminal's foreground process group");
+	/* Last, as it forbids much of the above (new user namespaces
+	 * first of all). */
+	if (prog && install(prog) < 0)
+		report_and_exit(report_fd, "seccomp");
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		report_and_exit(report_fd, "signal mask");
+	exec_path(o->argv, envp);
+	report_and_exit(report_fd, "exec");
+}
+
+/* drop_capabilities leaves the init with no capability at all: with its
+ * permitted set empty it cannot get one back, and it never executes
+ * anything, so its bounding set does not matter. */
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	return syscall(SYS_capset, &hdr, data);
+}
+
+/* controlling_terminal reports whether fd is this session's terminal (the
+ * one cordon made for the sandbox), not merely some terminal on stdin. */
+static int controlling_terminal(int fd)
+{
+	pid_t sid;
+	return ioctl(fd, TIOCGSID, &sid) == 0 && sid == getsid(0);
+}
+
+static int wait_status(int ws)
+{
+	if (WIFEXITED(ws))
+		return WEXITSTATUS(ws);
+	if (WIFSIGNALED(ws))
+		return 128 + WTERMSIG(ws);
+	return -1;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+	int i;
+
+	o->parent_fd = o->seccomp_fd = -1;
+	o->uid = o->gid = -1;
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		char *v = strchr(argv[i], '='), *end;
+		long n;
+		if (!v)
+			goto bad;
+		errno = 0;
+		n = strtol(v + 1, &end, 10);
+		if (errno || *end || end == v + 1 || n < 0 || n > INT_MAX)
+			goto bad;
+		if (strncmp(argv[i], "--parent-fd=", 12) == 0)
+			o->parent_fd = n;
+		else if (strncmp(argv[i], "--seccomp-fd=", 13) == 0)
+			o->seccomp_fd = n;
+		else if (strncmp(argv[i], "--uid=", 6) == 0)
+			o->uid = n;
+		else if (strncmp(argv[i], "--gid=", 6) == 0)
+			o->gid = n;
+		else
+			goto bad;
+	}
+	if (i + 1 >= argc) {
+		fprintf(stderr, "cordon: %s: no command\n", INIT_COMMAND);
+		return -1;
+	}
+	if ((o->uid < 0) != (o->gid < 0)) {
+		fprintf(stderr, "cordon: %s: --uid and --gid go together\n", INIT_COMMAND);
+		return -1;
+	}
+	o->argv = argv + i + 1;
+	return 0;
+bad:
+	fprintf(stderr, "cordon: %s: bad argument %s\n", INIT_COMMAND, argv[i]);
+	return -1;
+}
+
+static int sandbox_init(int argc, char **argv, char **envp)
+{
+	struct options o;
+	struct program prog, *progp = NULL;
+	struct report r;
+	struct stat st;
+	sigset_t all;
+	int report[2], sfd, foreground, status = -1;
+	pid_t pid;
+	ssize_t n;
+
+	if (parse(argc, argv, &o) < 0)
+		return 125;
+
+	/* Same-uid processes of the sandbox must not reach into the init's
+	 * memory through /proc/1/mem. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* Die with cordon: the parent-death signal, and the lifeline for the
+	 * moment before this call. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (o.parent_fd >= 0 && (fstat(o.parent_fd, &st) < 0 || !S_ISFIFO(st.st_mode)))
+		o.parent_fd = -1;
+	if (o.parent_fd >= 0)
+		fcntl(o.parent_fd, F_SETFD, FD_CLOEXEC);
+	if (o.seccomp_fd >= 0) {
+		/* Asked for and unreadable: nothing runs without it. */
+		if (read_program(o.seccomp_fd, &prog) < 0) {
+			fail("read the seccomp program", errno);
+			return 125;
+		}
+		close(o.seccomp_fd);
+		progp = &prog;
+		/* The kernel takes a filter from a process without privilege
+		 * only with no_new_privs, which the spec sets. */
+		if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+			fprintf(stderr, "cordon: %s: no_new_privs is not set\n", INIT_COMMAND);
+			return 125;
+		}
+	}
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	sfd = signalfd(-1, &all, SFD_CLOEXEC);
+	if (sfd < 0) {
+		fail("signalfd", errno);
+		return 125;
+	}
+	if (pipe2(report, O_CLOEXEC) < 0) {
+		fail("pipe", errno);
+		return 125;
+	}
+	foreground = controlling_terminal(0);
+
+	pid = syscall(SYS_clone, SIGCHLD | (o.uid >= 0 ? CLONE_NEWUSER : 0), 0, 0, 0, 0);
+	if (pid == 0) {
+		close(report[0]);
+		close(sfd);
+		child(&o, progp, envp, report[1], foreground);
+	}
+	if (pid < 0) {
+		fail(o.uid >= 0 ? "create the command's user namespace" : "fork", errno);
+		return 125;
+	}
+	close(report[1]);
+	/* The capability that made the command's namespace is not needed
+	 * any more. */
+	if (drop_capabilities() < 0) {
+		fail("drop capabilities", errno);
+		kill(pid, SIGKILL);
+		return 125;
+	}
+	/* The report pipe closes when the command's execve succeeds. */
+	do {
+		n = read(report[0], &r, sizeof(r));
+	} while (n < 0 && errno == EINTR);
+	close(report[0]);
+	if (n == sizeof(r)) {
+		waitpid(pid, NULL, 0);
+		r.what[sizeof(r.what) - 1] = 0;
+		if (strcmp(r.what, "exec") == 0) {
+			if (r.err == ENOENT && !strchr(o.argv[0], '/')) {
+				fprintf(stderr, "cordon: %s: command not found\n", o.argv[0]);
+				return 127;
+			}
+			fail(o.argv[0], r.err);
+			return r.err == ENOENT ? 127 : 126;
+		}
+		fail(r.what, r.err);
+		return 125;
+	}
+	/* The init is as confined as the command from now on. */
+	if (progp && install(progp) < 0) {
+		fail("seccomp", errno);
+		kill(-1, SIGKILL);
+		return 125;
+	}
+
+	while (status < 0) {
+		struct pollfd fds[2] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = o.parent_fd, .events = POLLIN },
+		};
+		struct signalfd_siginfo si;
+		int ws;
+		pid_t w;
+
+		if (poll(fds, o.parent_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fail("poll", errno);
+			break;
+		}
+		if (o.parent_fd >= 0 && fds[1].revents) {
+			char buf[64];
+			if (read(o.parent_fd, buf, sizeof(buf)) <= 0) {
+				/* cordon is gone: so is everything it started. */
+				kill(-1, SIGKILL);
+				_exit(128 + SIGKILL);
+			}
+		}
+		if (!(fds[0].revents & POLLIN))
+			continue;
+		if (read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			kill(-pid, si.ssi_signo);
+			continue;
+		}
+		while ((w = waitpid(-1, &ws, WNOHANG)) > 0) {
+			if (w == pid)
+				status = wait_status(ws);
+		}
+	}
+	/* The command is done: nothing it started outlives it. */
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	return status < 0 ? 125 : status;
+}
+
+__attribute__((constructor)) static void cordon_sandbox_init(int argc, char **argv, char **envp)
+{
+	if (argc < 2 || strcmp(argv[1], INIT_COMMAND) != 0)
+		return;
+	exit(sandbox_init(argc - 2, argv + 2, envp));
+}

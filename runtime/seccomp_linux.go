@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/seccomp"
+)
+
+// seccompProgram returns the compiled program for the profile, opened for
+// reading, in the format spec.InitSeccompFD describes. Programs are
+// compiled once and kept under root/seccomp, named by a hash of the profile
+// and of the cordon binary that compiled it: compiling costs milliseconds,
+// opening the file microseconds.
+func seccompProgram(root string, p *specs.LinuxSeccomp) (*os.File, error) {
+	key, err := programKey(p)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, "seccomp")
+	path := filepath.Join(dir, key+".bpf")
+	if f, err := os.Open(path); err == nil {
+		return f, nil
+	}
+	prog, err := seccomp.Compile(p)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp profile: %w", err)
+	}
+	data := binary.LittleEndian.AppendUint64(nil, uint64(prog.Flags))
+	data = append(data, prog.Filter...)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("seccomp cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("seccomp cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("seccomp cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("seccomp cache: %w", err)
+	}
+	// Concurrent runs race to the same content; the last rename wins.
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, fmt.Errorf("seccomp cache: %w", err)
+	}
+	return os.Open(path)
+}
+
+// programKey names a compiled profile: the profile itself and the binary
+// that compiles it (a new cordon may compile differently).
+func programKey(p *specs.LinuxSeccomp) (string, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("seccomp profile: %w", err)
+	}
+	h := sha256.New()
+	h.Write(data)
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			h.Write([]byte(exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + fi.ModTime().String()))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}

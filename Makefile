@@ -1,0 +1,52 @@
+# cordon — see README.md. `make help` lists the targets.
+
+GO      ?= go
+TAGS    := seccomp
+BIN     := bin/cordon
+GOFLAGS_BUILD := -tags $(TAGS) -trimpath
+
+.DEFAULT_GOAL := build
+
+.PHONY: build run test unit integration bench fuzz lint deps help clean
+
+build: deps ## build bin/cordon, and check that the darwin build compiles
+	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/cordon
+	GOOS=darwin CGO_ENABLED=0 $(GO) build ./...
+
+run: build ## build, then show a sandboxed command on the embedded default policy
+	@scripts/demo.sh $(BIN)
+
+test: build ## install what is missing, then run every test (unit and integration)
+	$(GO) vet -tags $(TAGS) ./...
+	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
+	$(GO) test -tags $(TAGS) -count=1 ./...
+
+unit: ## run the unit tests only (any OS, any user)
+	$(GO) test -tags $(TAGS) -count=1 $$($(GO) list ./... | grep -v /integration)
+
+integration: build ## run the integration tests (namespaces; as root they also run as an unprivileged user)
+	$(GO) test -tags $(TAGS) -count=1 -v ./integration/
+
+bench: build ## compare cordon with bare exec and bubblewrap in one run; print medians and ratios
+	$(GO) run -tags $(TAGS) ./integration/bench -cordon $(BIN)
+
+fuzz: ## run every fuzz target for a short while
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -tags $(TAGS) -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime 20s $$pkg || exit 1; \
+	  done; \
+	done
+
+lint: ## gofmt, go vet, and the import boundaries of DESIGN.md
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet -tags $(TAGS) ./...
+	$(GO) test -tags $(TAGS) -run TestImportBoundaries -count=1 .
+
+deps: ## install libseccomp-dev and pkg-config with apt when missing
+	@scripts/deps.sh
+
+clean: ## remove build output
+	rm -rf bin
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'

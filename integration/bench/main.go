@@ -1,0 +1,201 @@
+// Command bench measures what a sandboxed command costs: cordon run against
+// bare exec, bubblewrap with the same isolation and runc with cordon's own
+// spec, side by side in one run (interleaved, so that the machine's drift
+// hits every contender alike), and prints medians and ratios. Timings are
+// never asserted: they go to the reader.
+//
+//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200]
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	cordon := flag.String("cordon", "bin/cordon", "the cordon binary")
+	n := flag.Int("n", 100, "runs per contender")
+	flag.Parse()
+	if err := run(*cordon, *n); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// contender is one way of running /bin/true.
+type contender struct {
+	name string
+	argv []string
+	dir  string
+	// samples
+	wall []time.Duration
+	rss  []int64 // KiB, peak of the process we started
+}
+
+func run(cordon string, n int) error {
+	cordon, err := filepath.Abs(cordon)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "cordon-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	ws := filepath.Join(work, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		return err
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return err
+	}
+
+	cs := []*contender{
+		{name: "bare", argv: []string{truePath}, dir: ws},
+	}
+	if bwrap, err := exec.LookPath("bwrap"); err == nil {
+		cs = append(cs, &contender{name: "bubblewrap", dir: ws, argv: []string{bwrap,
+			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+			"--bind", ws, ws, "--unshare-all", "--die-with-parent", "--new-session", truePath}})
+	} else {
+		fmt.Fprintln(os.Stderr, "bench: no bwrap (apt-get install bubblewrap): not compared")
+	}
+	cs = append(cs, &contender{name: "cordon", dir: ws, argv: []string{cordon, "run", "--", truePath}})
+	if runc, bundle, err := prepareRunc(cordon, work, ws, truePath); err == nil {
+		cs = append(cs, &contender{name: "runc (cordon's spec)", dir: bundle,
+			argv: []string{runc, "--root", filepath.Join(work, "runc-state"), "run", "--bundle", bundle, "bench"}})
+	} else {
+		fmt.Fprintf(os.Stderr, "bench: runc not compared: %v\n", err)
+	}
+
+	// Warm up every contender (page cache, cordon's seccomp cache).
+	for _, c := range cs {
+		for range 3 {
+			if _, _, err := once(c); err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+		}
+	}
+	for range n {
+		for _, c := range cs {
+			d, rss, err := once(c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			c.wall = append(c.wall, d)
+			c.rss = append(c.rss, rss)
+		}
+	}
+	report(cs, n)
+	return nil
+}
+
+func once(c *contender) (time.Duration, int64, error) {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Dir = c.dir
+	out := &limited{}
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v: %s", err, out.buf)
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss
+	}
+	return d, rss, nil
+}
+
+type limited struct{ buf []byte }
+
+func (l *limited) Write(p []byte) (int, error) {
+	if len(l.buf) < 4096 {
+		l.buf = append(l.buf, p...)
+	}
+	return len(p), nil
+}
+
+func median[T int64 | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func percentile(xs []time.Duration, p float64) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[int(float64(len(s)-1)*p)]
+}
+
+func report(cs []*contender, n int) {
+	host, _ := os.Hostname()
+	fmt.Printf("cordon bench: /bin/true, %d runs each, interleaved; %s, %d CPUs, %s\n\n", n, host, runtime.NumCPU(), time.Now().Format(time.DateTime))
+	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "contender\tmedian\tp90\tpeak RSS\t")
+	for _, c := range cs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d KiB\t\n", c.name, ms(median(c.wall)), ms(percentile(c.wall, 0.9)), median(c.rss))
+	}
+	w.Flush()
+	fmt.Println()
+	byName := map[string]*contender{}
+	for _, c := range cs {
+		byName[c.name] = c
+	}
+	cordon := median(byName["cordon"].wall)
+	for _, ref := range cs {
+		if ref.name == "cordon" {
+			continue
+		}
+		fmt.Printf("cordon / %-22s %.2fx\n", ref.name, float64(cordon)/float64(median(ref.wall)))
+	}
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+// prepareRunc builds runc from the module cache (the version cordon's
+// libcontainer comes from) and a bundle whose config is cordon's own spec
+// for /bin/true, with the command run directly (runc has no cordon init).
+func prepareRunc(cordon, work, ws, truePath string) (runc, bundle string, err error) {
+	if os.Geteuid() != 0 {
+		return "", "", fmt.Errorf("needs root")
+	}
+	runc = filepath.Join(work, "runc")
+	build := exec.Command("go", "build", "-tags", "seccomp", "-o", runc, "github.com/opencontainers/runc")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("build runc: %v: %s", err, out)
+	}
+	specCmd := exec.Command(cordon, "spec", "--", truePath)
+	specCmd.Dir = ws
+	data, err := specCmd.Output()
+	if err != nil {
+		return "", "", fmt.Errorf("cordon spec: %w", err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(data, &s); err != nil {
+		return "", "", err
+	}
+	proc := s["process"].(map[string]any)
+	proc["args"] = []string{truePath}
+	// The root must exist for runc: cordon's run prepares it.
+	if err := exec.Command(cordon, "run", "--", truePath).Run(); err != nil {
+		return "", "", fmt.Errorf("cordon run: %w", err)
+	}
+	bundle = filepath.Join(work, "bundle")
+	if err := os.Mkdir(bundle, 0o755); err != nil {
+		return "", "", err
+	}
+	out, _ := json.Marshal(s)
+	return runc, bundle, os.WriteFile(filepath.Join(bundle, "config.json"), out, 0o644)
+}

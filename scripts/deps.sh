@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs what building and testing cordon needs on Debian and Ubuntu, when
+# it is missing. Everything else comes from the Go module proxy.
+set -eu
+
+need=""
+pkg-config --exists libseccomp 2>/dev/null || need="$need libseccomp-dev"
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+command -v gcc >/dev/null 2>&1 || need="$need gcc libc6-dev"
+# The benchmarks and some integration tests compare with bubblewrap.
+command -v bwrap >/dev/null 2>&1 || need="$need bubblewrap"
+[ -z "$need" ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "cordon: missing:$need (install them with your package manager)" >&2
+	exit 1
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing:$need"
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $need >/dev/null

@@ -122,3 +122,17 @@ type Limits struct {
 	Timeout     time.Duration
 	OutputLimit int64 // bytes kept from stdout and stderr
 }
+
+// ProtectedInWritable are paths, relative to every writable root, that stay
+// read-only whatever the settings say: a command that could write them
+// would run code outside the sandbox later (git hooks and git config).
+var ProtectedInWritable = []string{".git/hooks", ".git/config"}
+
+// WritableRoots returns the directories the command may write to: the
+// workspace (unless the mode is ReadOnly) and AllowWrite.
+func (p *Policy) WritableRoots() []string {
+	if p.Mode == ReadOnly {
+		return nil
+	}
+	return appendUnique([]string{p.Workspace}, p.Filesystem.AllowWrite...)
+}

@@ -14,11 +14,6 @@ import (
 	"cordon.dev/cordon/seccomp"
 )
 
-// protectedInWritable are paths below every writable root that stay
-// read-only whatever the settings say: a command that could write them
-// would run code outside the sandbox later (git hooks, git config).
-var protectedInWritable = []string{".git/hooks", ".git/config"}
-
 // mountPlan turns the policy's path rules into the mount list.
 func mountPlan(p *policy.Policy, req Request, fsys fs.FS) ([]specs.Mount, error) {
 	ws, fi, err := mounts.Resolve(fsys, p.Workspace)
@@ -36,20 +31,13 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) ([]specs.Mount, error)
 	}
 
 	var rules []mounts.Rule
-	var writable []string
 	if p.Mode == policy.ReadOnly {
 		rules = append(rules, mounts.Rule{Path: ws, Access: mounts.ReadOnly})
-	} else {
-		writable = append(writable, ws)
 	}
-	for _, w := range p.Filesystem.AllowWrite {
-		if p.Mode != policy.ReadOnly {
-			writable = append(writable, w)
-		}
-	}
+	writable := p.WritableRoots()
 	for _, w := range writable {
 		rules = append(rules, mounts.Rule{Path: w, Access: mounts.ReadWrite})
-		for _, rel := range protectedInWritable {
+		for _, rel := range policy.ProtectedInWritable {
 			rules = append(rules, mounts.Rule{Path: w + "/" + rel, Access: mounts.ReadOnly})
 		}
 	}

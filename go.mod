@@ -37,4 +37,5 @@ require (
 	github.com/vishvananda/netns v0.0.5 // indirect
 	golang.org/x/text v0.37.0 // indirect
 	golang.org/x/tools v0.44.0 // indirect
+	mvdan.cc/sh/v3 v3.12.0 // indirect
 )

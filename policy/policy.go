@@ -9,6 +9,7 @@ package policy
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"time"
 )
@@ -123,10 +124,53 @@ type Limits struct {
 	OutputLimit int64 // bytes kept from stdout and stderr
 }
 
+// ProtectedInGitDir are paths, relative to a git directory, that no
+// sandboxed command may write: what they hold runs code on the host the next
+// time git runs there (hooks; config's core.hooksPath, core.fsmonitor,
+// core.sshCommand, ...). "modules/*/hooks" stands for the hooks of every
+// submodule.
+var ProtectedInGitDir = []string{
+	"hooks", "config", "config.worktree",
+	"modules/*/hooks", "modules/*/config",
+	"worktrees/*/config.worktree",
+}
+
 // ProtectedInWritable are paths, relative to every writable root, that stay
-// read-only whatever the settings say: a command that could write them
-// would run code outside the sandbox later (git hooks and git config).
-var ProtectedInWritable = []string{".git/hooks", ".git/config"}
+// read-only whatever the settings say (only AllowGitConfig opens the git
+// config): git's, the shell's startup files, editors' task and agent
+// configuration, and the settings files cordon and Claude Code read.
+var ProtectedInWritable = append(prefixed(".git/", ProtectedInGitDir),
+	".gitconfig", ".gitmodules",
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".profile",
+	".mcp.json", ".vscode", ".idea",
+	".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json",
+	".cordon",
+)
+
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
+
+// Protected returns ProtectedInWritable and ProtectedInGitDir as this policy
+// applies them: AllowGitConfig leaves git's config files writable (hooks
+// stay protected).
+func (p *Policy) Protected() (inWritable, inGitDir []string) {
+	keep := func(names []string) []string {
+		var out []string
+		for _, n := range names {
+			if p.Filesystem.AllowGitConfig && (path.Base(n) == "config" || path.Base(n) == "config.worktree") {
+				continue
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	return keep(ProtectedInWritable), keep(ProtectedInGitDir)
+}
 
 // WritableRoots returns the directories the command may write to: the
 // workspace (unless the mode is ReadOnly) and AllowWrite.

@@ -23,7 +23,8 @@ func StateRoot() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && ownedDir(d) {
 		return filepath.Join(d, "cordon")
 	}
-	return filepath.Join(os.TempDir(), "cordon-"+strconv.Itoa(os.Geteuid()))
+	// Not os.TempDir: a TMPDIR of the caller's must not move cordon's state.
+	return filepath.Join("/tmp", "cordon-"+strconv.Itoa(os.Geteuid()))
 }
 
 // ownedDir reports whether dir is a directory owned by the caller that

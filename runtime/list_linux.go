@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"cordon.dev/cordon/spec"
 )
 
 // List returns the sandboxes recorded under root, oldest first.
@@ -86,6 +89,9 @@ func GC(root string) ([]string, error) {
 			}
 			destroy(c)
 		}
+		if m, err := readMeta(root, id); err == nil && m.Scrub != "" {
+			scrub(&specs.Spec{Annotations: map[string]string{spec.AnnotationScrub: m.Scrub}}, id)
+		}
 		// State libcontainer cannot load (a crash between its create
 		// and its first save) goes too.
 		if err := os.RemoveAll(filepath.Join(root, id)); err == nil {
@@ -109,4 +115,13 @@ func orphaned(root, id string) bool {
 		return true
 	}
 	return !alive(m.Owner, m.OwnerTime)
+}
+
+func readMeta(root, id string) (Meta, error) {
+	var m Meta
+	data, err := os.ReadFile(stateFile(root, id, metaFile))
+	if err != nil {
+		return m, err
+	}
+	return m, json.Unmarshal(data, &m)
 }

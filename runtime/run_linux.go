@@ -19,6 +19,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"cordon.dev/cordon/spec"
+
 	// libcontainer's namespace setup runs as a C constructor of the
 	// re-executed binary; device rules need the cgroup device manager.
 	_ "github.com/opencontainers/cgroups/devices"
@@ -36,6 +38,9 @@ type Options struct {
 	Stdin, Stdout, Stderr *os.File
 	// Meta is recorded with the sandbox for `cordon list`.
 	Meta Meta
+	// Notify receives the notes for the caller at the end of the run: what
+	// the sandbox refused, what cordon had to clean up.
+	Notify func(msg string)
 }
 
 func init() {
@@ -95,9 +100,19 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 		return 0, fmt.Errorf("create sandbox: %w", err)
 	}
 	defer destroy(container)
+	o.Meta.Scrub = s.Annotations[spec.AnnotationScrub]
 	if err := writeMeta(o.Root, o.ID, o.Meta); err != nil {
 		return 0, err
 	}
+	// Once the sandbox's processes are gone, the protected paths are
+	// checked (a crashed run's are checked by GC).
+	defer func() {
+		for _, note := range scrub(s, o.ID) {
+			if o.Notify != nil {
+				o.Notify(note)
+			}
+		}
+	}()
 
 	// The init watches this pipe: when cordon goes away, even by SIGKILL,
 	// its end closes and the init ends the sandbox.

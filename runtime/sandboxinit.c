@@ -262,6 +262,20 @@ static int controlling_terminal(int fd)
 	return ioctl(fd, TIOCGSID, &sid) == 0 && sid == getsid(0);
 }
 
+/*
+ * kill_all ends every other process of the sandbox. kill(-1) reaches every
+ * process the caller may signal: only as PID 1 of its own pid namespace is
+ * that the sandbox and nothing else — started any other way (a spec run
+ * without a pid namespace), the init must not take the host down with it.
+ */
+static void kill_all(pid_t child)
+{
+	if (getpid() == 1)
+		kill(-1, SIGKILL);
+	else if (child > 0)
+		kill(-child, SIGKILL);
+}
+
 static int wait_status(int ws)
 {
 	if (WIFEXITED(ws))
@@ -405,7 +419,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	/* The init is as confined as the command from now on. */
 	if (progp && install(progp) < 0) {
 		fail("seccomp", errno);
-		kill(-1, SIGKILL);
+		kill_all(pid);
 		return 125;
 	}
 
@@ -428,7 +442,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 			char buf[64];
 			if (read(o.parent_fd, buf, sizeof(buf)) <= 0) {
 				/* cordon is gone: so is everything it started. */
-				kill(-1, SIGKILL);
+				kill_all(pid);
 				_exit(128 + SIGKILL);
 			}
 		}
@@ -446,7 +460,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		}
 	}
 	/* The command is done: nothing it started outlives it. */
-	kill(-1, SIGKILL);
+	kill_all(pid);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
 	return status < 0 ? 125 : status;

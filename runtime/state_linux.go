@@ -21,8 +21,8 @@ func stateFile(root, id, name string) string {
 }
 
 // startTime returns the start time of a process in clock ticks since boot
-// (field 22 of /proc/PID/stat), or 0 when it does not exist. With the pid it
-// identifies a process across pid reuse.
+// (field 22 of /proc/PID/stat), or 0 when it does not exist or has exited
+// (a zombie). With the pid it identifies a process across pid reuse.
 func startTime(pid int) uint64 {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -37,7 +37,7 @@ func startTime(pid int) uint64 {
 	}
 	fields := strings.Fields(s[i+1:])
 	// fields[0] is field 3 (state); start time is field 22.
-	if len(fields) < 20 {
+	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" {
 		return 0
 	}
 	t, _ := strconv.ParseUint(fields[19], 10, 64)

@@ -23,4 +23,7 @@ type Meta struct {
 	Args      []string  `json:"args"`
 	Workspace string    `json:"workspace"`
 	Created   time.Time `json:"created"`
+	// Scrub is the spec's AnnotationScrub, for GC to apply when the run
+	// crashed.
+	Scrub string `json:"scrub,omitempty"`
 }

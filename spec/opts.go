@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -210,5 +211,20 @@ func WithAnnotations(a map[string]string) Opt {
 		}
 		maps.Copy(s.Annotations, a)
 		return nil
+	}
+}
+
+// WithScrub records the protected paths the runtime must clear after the
+// run (see AnnotationScrub).
+func WithScrub(paths []string) Opt {
+	return func(s *specs.Spec) error {
+		if len(paths) == 0 {
+			return nil
+		}
+		data, err := json.Marshal(paths)
+		if err != nil {
+			return err
+		}
+		return WithAnnotations(map[string]string{AnnotationScrub: string(data)})(s)
 	}
 }

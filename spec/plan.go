@@ -14,20 +14,29 @@ import (
 	"cordon.dev/cordon/seccomp"
 )
 
+// plan is the file system part of a sandbox.
+type plan struct {
+	mounts []specs.Mount
+	// scrub are protected paths that did not exist: whatever appears there
+	// during the run is moved away after it (see AnnotationScrub).
+	scrub []string
+}
+
 // mountPlan turns the policy's path rules into the mount list.
-func mountPlan(p *policy.Policy, req Request, fsys fs.FS) ([]specs.Mount, error) {
+func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
+	var pl plan
 	ws, fi, err := mounts.Resolve(fsys, p.Workspace)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: workspace %s does not exist", ErrInvalid, p.Workspace)
+			return pl, fmt.Errorf("%w: workspace %s does not exist", ErrInvalid, p.Workspace)
 		}
-		return nil, fmt.Errorf("workspace: %w", err)
+		return pl, fmt.Errorf("workspace: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("%w: workspace %s is not a directory", ErrInvalid, p.Workspace)
+		return pl, fmt.Errorf("%w: workspace %s is not a directory", ErrInvalid, p.Workspace)
 	}
 	if ws == "/" {
-		return nil, fmt.Errorf("%w: the workspace cannot be / (it would make the whole host writable)", ErrInvalid)
+		return pl, fmt.Errorf("%w: the workspace cannot be / (it would make the whole host writable)", ErrInvalid)
 	}
 
 	var rules []mounts.Rule
@@ -35,12 +44,19 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) ([]specs.Mount, error)
 		rules = append(rules, mounts.Rule{Path: ws, Access: mounts.ReadOnly})
 	}
 	writable := p.WritableRoots()
+	inWritable, inGitDir := p.Protected()
+	prot, err := mounts.Protect(fsys, writable, inWritable, inGitDir)
+	if err != nil {
+		return pl, err
+	}
+	// A worktree's or submodule's real git directory is writable too, or
+	// git could not commit there; its hooks and config are protected.
+	writable = append(writable, prot.Roots...)
 	for _, w := range writable {
 		rules = append(rules, mounts.Rule{Path: w, Access: mounts.ReadWrite})
-		for _, rel := range policy.ProtectedInWritable {
-			rules = append(rules, mounts.Rule{Path: w + "/" + rel, Access: mounts.ReadOnly})
-		}
 	}
+	rules = append(rules, prot.Rules...)
+	pl.scrub = prot.Scrub
 	for _, d := range p.Filesystem.DenyWrite {
 		rules = append(rules, mounts.Rule{Path: d, Access: mounts.ReadOnly})
 	}
@@ -79,9 +95,10 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) ([]specs.Mount, error)
 		Rootfs:   req.Host.Rootfs,
 	})
 	if err != nil {
-		return nil, err
+		return pl, err
 	}
-	return res.Mounts, nil
+	pl.mounts = res.Mounts
+	return pl, nil
 }
 
 // below reports whether p is dir or lies below it.

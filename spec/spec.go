@@ -46,6 +46,11 @@ const InitSeccompFD = 4
 const (
 	AnnotationWorkspace = "dev.cordon.workspace"
 	AnnotationMode      = "dev.cordon.mode"
+	// AnnotationScrub is a JSON array of protected paths that did not exist
+	// when the spec was compiled. Nothing can keep a writable directory from
+	// gaining an entry, and cordon leaves no placeholder on the host, so
+	// the runtime moves away whatever appeared there when the run ends.
+	AnnotationScrub = "dev.cordon.scrub"
 )
 
 // Request is one command to run and the facts about its caller.
@@ -129,7 +134,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 		WithNamespaces(),
 		WithIDMappings(req.UID, req.GID),
 		WithCapabilities(Nested(req.UID, req.GID)),
-		WithMounts(plan),
+		WithMounts(plan.mounts),
 		WithProcMasks(),
 		WithSeccomp(profile),
 		WithCgroupsPath(pr, req.ID),
@@ -137,6 +142,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 			AnnotationWorkspace: p.Workspace,
 			AnnotationMode:      p.Mode.String(),
 		}),
+		WithScrub(plan.scrub),
 	}, nil
 }
 

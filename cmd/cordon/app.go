@@ -26,7 +26,7 @@ var (
 )
 
 func newApp() *cli.Command {
-	return &cli.Command{
+	app := &cli.Command{
 		Name:                  "cordon",
 		Usage:                 "run agents' shell commands in an operating-system sandbox",
 		HideHelpCommand:       true,
@@ -44,6 +44,13 @@ func newApp() *cli.Command {
 			gcCommand(),
 		},
 	}
+	// A usage error is cordon's own failure: one line, no help text.
+	for _, c := range app.Commands {
+		if c.OnUsageError == nil {
+			c.OnUsageError = app.OnUsageError
+		}
+	}
+	return app
 }
 
 // run executes the CLI and returns the process exit status.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v3"
@@ -34,6 +35,7 @@ func runCommand() *cli.Command {
 				Stdout: os.Stdout,
 				Stderr: os.Stderr,
 				Meta:   runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
+				Notify: func(msg string) { fmt.Fprintf(stderr, "cordon: %s\n", msg) },
 			})
 			if err != nil {
 				return err

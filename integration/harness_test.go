@@ -1,0 +1,639 @@
+//go:build linux
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sandboxPath is the PATH every run gets, and where requires looks for
+// tools the command needs inside.
+const sandboxPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// runTimeout bounds one cordon invocation: a hang fails the test.
+const runTimeout = 30 * time.Second
+
+// caller is who runs cordon: root, or an unprivileged user.
+type caller struct {
+	name     string // "root" or "user": the subtest's name
+	uid, gid int
+	username string
+	// cred is set when the suite switches to this user to run cordon.
+	cred *syscall.Credential
+	// missing says why this caller is unavailable.
+	missing string
+
+	userNSOnce sync.Once
+	userNSErr  error
+}
+
+var callers = map[string]*caller{}
+
+// stateRoot is where cordon keeps this caller's run state (see
+// runtime.StateRoot; the suite sets neither XDG_RUNTIME_DIR nor TMPDIR).
+func (c *caller) stateRoot() string {
+	if c.uid == 0 {
+		return "/run/cordon"
+	}
+	return fmt.Sprintf("/tmp/cordon-%d", c.uid)
+}
+
+// need is one thing a test needs; it returns what is missing, or "".
+type need func() string
+
+// requires skips the test when a need is missing, or fails it when
+// CORDON_INTEGRATION=1 is set.
+func requires(t testing.TB, needs ...need) {
+	t.Helper()
+	for _, n := range needs {
+		if missing := n(); missing != "" {
+			if os.Getenv("CORDON_INTEGRATION") == "1" {
+				t.Fatalf("needs %s (CORDON_INTEGRATION=1: a missing need is a failure)", missing)
+			}
+			t.Skipf("needs %s", missing)
+		}
+	}
+}
+
+// needCaller: the caller exists and may make user namespaces.
+func needCaller(c *caller) need {
+	return func() string {
+		if c.missing != "" {
+			return c.missing
+		}
+		c.userNSOnce.Do(func() {
+			// The helper switches to the caller first, then makes the
+			// namespace, as cordon will.
+			cmd := exec.Command(helperBin)
+			cmd.Env = []string{helperEnv + "=userns"}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				c.userNSErr = fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
+			}
+		})
+		if c.userNSErr != nil {
+			return fmt.Sprintf("user namespaces for %s (uid %d): %v", c.username, c.uid, c.userNSErr)
+		}
+		return ""
+	}
+}
+
+// needTool: an executable on the sandbox's PATH (the host's, read-only).
+func needTool(name string) need {
+	return func() string {
+		if toolPath(name) == "" {
+			return fmt.Sprintf("%s on %s", name, sandboxPath)
+		}
+		return ""
+	}
+}
+
+func toolPath(name string) string {
+	for _, dir := range filepath.SplitList(sandboxPath) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// eachCaller runs f as parallel subtests "root" and "user".
+func eachCaller(t *testing.T, f func(t *testing.T, c *caller)) {
+	t.Helper()
+	for _, name := range []string{"root", "user"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := callers[name]
+			requires(t, needCaller(c))
+			f(t, c)
+		})
+	}
+}
+
+// box is one test's fixture: a fresh workspace and a fake home outside it,
+// owned by the caller, with credentials planted where the default policy
+// hides them.
+type box struct {
+	t     *testing.T
+	c     *caller
+	dir   string // holds ws and home; the workspace's parent
+	ws    string
+	home  string
+	token string // boxEnv's value in every run of this box
+	// secrets maps a file under home to its content, which must never be
+	// seen inside.
+	secrets map[string]string
+}
+
+type boxOpt func(*boxConfig)
+
+type boxConfig struct{ underTmp bool }
+
+// underTmp puts the workspace under /tmp, which the sandbox replaces with
+// a private tmpfs: the workspace is bound on top of it.
+func underTmp(c *boxConfig) { c.underTmp = true }
+
+func newBox(t *testing.T, c *caller, opts ...boxOpt) *box {
+	t.Helper()
+	var cfg boxConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	root := wsRootOutside
+	if cfg.underTmp {
+		root = wsRootTmp
+	}
+	name := regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_")
+	if len(name) > 60 {
+		name = name[len(name)-60:]
+	}
+	dir, err := os.MkdirTemp(root, name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	b := &box{
+		t: t, c: c, dir: dir,
+		ws:    filepath.Join(dir, "ws"),
+		home:  filepath.Join(dir, "home"),
+		token: randomHex(8),
+	}
+	b.secrets = map[string]string{
+		".ssh/id_ed25519":  "-----BEGIN OPENSSH PRIVATE KEY----- secret-ssh-" + b.token,
+		".aws/credentials": "[default]\naws_secret_access_key = secret-aws-" + b.token,
+		".netrc":           "machine example.com login me password secret-netrc-" + b.token,
+	}
+	must(t, os.Chmod(dir, 0o755))
+	must(t, os.Mkdir(b.ws, 0o755))
+	must(t, os.Mkdir(b.home, 0o755))
+	for rel, content := range b.secrets {
+		p := filepath.Join(b.home, rel)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		must(t, os.WriteFile(p, []byte(content+"\n"), 0o600))
+	}
+	must(t, os.WriteFile(filepath.Join(b.home, "outside.txt"), []byte("original\n"), 0o644))
+	b.chown()
+	return b
+}
+
+// chown gives everything in the box to the caller.
+func (b *box) chown() {
+	b.t.Helper()
+	if b.c.cred == nil {
+		return
+	}
+	err := filepath.Walk(b.dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, b.c.uid, b.c.gid)
+	})
+	must(b.t, err)
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// env is the environment of every cordon invocation of the box.
+func (b *box) env(extra ...string) []string {
+	env := []string{
+		"PATH=" + sandboxPath,
+		"HOME=" + b.home,
+		"USER=" + b.c.username,
+		"LOGNAME=" + b.c.username,
+		"LC_ALL=C",
+		suiteEnv + "=" + suiteToken,
+		boxEnv + "=" + b.token,
+	}
+	return append(env, extra...)
+}
+
+// runSpec is one cordon invocation.
+type runSpec struct {
+	flags   []string // flags of `cordon run`, before --
+	args    []string // the command
+	env     []string // more NAME=value
+	stdin   io.Reader
+	dir     string // working directory (default: the workspace)
+	timeout time.Duration
+}
+
+// result is what a cordon invocation did.
+type result struct {
+	stdout, stderr string
+	code           int // -1 when a signal ended cordon itself
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout:\n%s\n--- stderr:\n%s", r.code, clip(r.stdout), clip(r.stderr))
+}
+
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + fmt.Sprintf("... (%d bytes)", len(s))
+	}
+	return s
+}
+
+// command returns cordon with the given arguments, set up to run as the
+// box's caller in the workspace.
+func (b *box) command(ctx context.Context, s runSpec, cli ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, cordonBin, cli...)
+	cmd.Dir = s.dir
+	if cmd.Dir == "" {
+		cmd.Dir = b.ws
+	}
+	cmd.Env = b.env(s.env...)
+	// Pdeathsig: cordon must not outlive a test binary that panicked.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: b.c.cred, Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// runArgs is the command line of `cordon run`.
+func runArgs(s runSpec) []string {
+	return append(append(append([]string{"run"}, s.flags...), "--"), s.args...)
+}
+
+// run runs `cordon run -- ARGS` in the workspace.
+func (b *box) run(args ...string) result {
+	b.t.Helper()
+	return b.runSpec(runSpec{args: args})
+}
+
+// sh runs `cordon run -- sh -c SCRIPT`.
+func (b *box) sh(script string) result {
+	b.t.Helper()
+	return b.run("sh", "-c", script)
+}
+
+func (b *box) runSpec(s runSpec) result {
+	b.t.Helper()
+	return b.cordon(s, runArgs(s)...)
+}
+
+// cordon runs cordon with any arguments and waits for it.
+func (b *box) cordon(s runSpec, cli ...string) result {
+	b.t.Helper()
+	timeout := s.timeout
+	if timeout == 0 {
+		timeout = runTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := b.command(ctx, s, cli...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, &stdout, &stderr
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	if ctx.Err() != nil {
+		b.t.Fatalf("cordon %s: no end after %v\n%s", quote(cli), timeout, r)
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		b.t.Fatalf("cordon %s: %v", quote(cli), err)
+	}
+	b.t.Logf("cordon %s → exit %d%s", quote(cli), r.code, logTail(r.stderr))
+	return r
+}
+
+func logTail(stderr string) string {
+	stderr = strings.TrimSpace(stderr)
+	if stderr == "" {
+		return ""
+	}
+	if len(stderr) > 600 {
+		stderr = "..." + stderr[len(stderr)-600:]
+	}
+	return "; stderr: " + stderr
+}
+
+func quote(args []string) string {
+	var q []string
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"$&|;<>()*?`\\") {
+			a = strconv.Quote(a)
+		}
+		q = append(q, a)
+	}
+	s := strings.Join(q, " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// running is a cordon invocation in progress.
+type running struct {
+	t              *testing.T
+	cmd            *exec.Cmd
+	cancel         context.CancelFunc
+	stdout, stderr *syncBuffer
+	done           chan struct{}
+	res            result
+}
+
+// start starts `cordon run` and returns at once.
+func (b *box) start(s runSpec) *running {
+	b.t.Helper()
+	timeout := s.timeout
+	if timeout == 0 {
+		timeout = runTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	cmd := b.command(ctx, s, runArgs(s)...)
+	r := &running{t: b.t, cmd: cmd, cancel: cancel, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, r.stdout, r.stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() {
+		// A test that failed half way must not leave cordon running.
+		select {
+		case <-r.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-r.done
+		}
+	})
+	go func() {
+		defer close(r.done)
+		defer cancel()
+		err := cmd.Wait()
+		r.res = result{stdout: r.stdout.String(), stderr: r.stderr.String()}
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			r.res.code = ee.ExitCode()
+		default:
+			r.res.code = -1
+			r.res.stderr += "\n(wait: " + err.Error() + ")"
+		}
+	}()
+	return r
+}
+
+// waitStdout waits until stdout contains s.
+func (r *running) waitStdout(s string) {
+	r.t.Helper()
+	deadline := time.After(15 * time.Second)
+	for !strings.Contains(r.stdout.String(), s) {
+		select {
+		case <-r.done:
+			r.t.Fatalf("cordon ended before printing %q\n%s", s, r.res)
+		case <-deadline:
+			r.t.Fatalf("no %q after 15s; stdout so far: %q; stderr: %q", s, r.stdout.String(), r.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// wait waits for cordon to end.
+func (r *running) wait() result {
+	r.t.Helper()
+	return r.waitFor(runTimeout)
+}
+
+// waitFor waits at most d for cordon to end, then fails the test.
+func (r *running) waitFor(d time.Duration) result {
+	r.t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(d):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		r.t.Fatalf("cordon did not end within %v\n%s", d, r.res)
+	}
+	return r.res
+}
+
+// syncBuffer is a bytes.Buffer for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is a process on the host.
+type proc struct{ pid int }
+
+func (p proc) cmdline() string {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
+	return strings.TrimRight(strings.ReplaceAll(string(data), "\x00", " "), " ")
+}
+
+func (p proc) env(name string) string {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.pid))
+	for _, kv := range strings.Split(string(data), "\x00") {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// state is the process state letter (R, S, Z, ...), or "" when gone.
+func (p proc) state() string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	if err != nil {
+		return ""
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
+}
+
+// procsWhere returns the host's live (not zombie) processes that match.
+func procsWhere(match func(proc) bool) []proc {
+	entries, _ := os.ReadDir("/proc")
+	var out []proc
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		p := proc{pid}
+		if match(p) && p.state() != "Z" && p.state() != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// procsRunning returns the host's processes whose command line is exactly
+// cmdline.
+func procsRunning(cmdline string) []proc {
+	return procsWhere(func(p proc) bool { return p.cmdline() == cmdline })
+}
+
+// waitProcs polls until the number of processes running cmdline satisfies
+// ok, and returns the last count.
+func waitProcs(timeout time.Duration, ok func(n int) bool, cmdlines ...string) int {
+	deadline := time.Now().Add(timeout)
+	for {
+		n := 0
+		for _, c := range cmdlines {
+			n += len(procsRunning(c))
+		}
+		if ok(n) || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+var sleepCounter atomic.Int64
+
+// uniqueSleep returns a `sleep` duration of about base seconds that no
+// other process on the host uses: base.<suite token><counter>.
+func uniqueSleep(base int) string {
+	return fmt.Sprintf("%d.%s%03d", base, suiteToken, sleepCounter.Add(1))
+}
+
+// stateRunDirs are the run state directories of a caller.
+func stateRunDirs(c *caller) []string {
+	ds, _ := filepath.Glob(filepath.Join(c.stateRoot(), "run-*"))
+	return ds
+}
+
+// allStateRoots are the state roots of every user on this host.
+func allStateRoots() []string {
+	roots := []string{"/run/cordon"}
+	more, _ := filepath.Glob("/tmp/cordon-*")
+	roots = append(roots, more...)
+	more, _ = filepath.Glob("/run/user/*/cordon")
+	return append(roots, more...)
+}
+
+// stateWorkspace reads the workspace recorded in a run's state directory.
+func stateWorkspace(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "cordon.json"))
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Workspace string `json:"workspace"`
+	}
+	_ = json.Unmarshal(data, &m)
+	return m.Workspace
+}
+
+// cgroupRunDirs are the cgroups of runs named like pattern, in every
+// hierarchy (cgroup v1 controllers, the v2 unified one, or a pure v2 host).
+func cgroupRunDirs(pattern string) []string {
+	var out []string
+	for _, g := range []string{"/sys/fs/cgroup/*/cordon/" + pattern, "/sys/fs/cgroup/cordon/" + pattern} {
+		ds, _ := filepath.Glob(g)
+		out = append(out, ds...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// listed is one entry of `cordon list --json`.
+type listed struct {
+	ID        string   `json:"id"`
+	Status    string   `json:"status"`
+	Pid       int      `json:"pid"`
+	Args      []string `json:"args"`
+	Workspace string   `json:"workspace"`
+	Orphaned  bool     `json:"orphaned"`
+}
+
+// list runs `cordon list --json` as the box's caller.
+func (b *box) list() []listed {
+	b.t.Helper()
+	r := b.cordon(runSpec{}, "list", "--json")
+	if r.code != 0 {
+		b.t.Fatalf("cordon list --json:\n%s", r)
+	}
+	var l []listed
+	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
+		b.t.Fatalf("cordon list --json: %v\n%s", err, r)
+	}
+	return l
+}
+
+// liveRun waits until `cordon list` shows a run in this box's workspace.
+func (b *box) liveRun() listed {
+	b.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, l := range b.list() {
+			if l.Workspace == b.ws {
+				return l
+			}
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("cordon list never showed a run in %s", b.ws)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lines splits output into lines without the trailing empty one.
+func lines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// readFile returns a host file's content, or "<err>".
+func readFile(p string) string {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(data)
+}
+
+// exists reports whether a host path exists (without following a final
+// symlink).
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

@@ -1,0 +1,190 @@
+package mounts
+
+import (
+	"bufio"
+	"errors"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Protection is what keeps the always-protected paths of the writable
+// roots out of the command's reach.
+type Protection struct {
+	// Rules bind the protected paths that exist read-only, and bind every
+	// directory between a writable root and a protected path onto itself,
+	// so that it cannot be renamed or replaced (the kernel refuses to move a
+	// mountpoint): `mv .git x; mkdir .git` must not get a fresh .git/hooks.
+	Rules []Rule
+	// Roots are further directories that must be writable for the
+	// workspace to keep working: the real git directory of a worktree or
+	// submodule whose .git is a file. Their own hooks and config are
+	// protected by Rules.
+	Roots []string
+	// Scrub are protected paths that do not exist yet. Nothing can stop a
+	// writable directory from gaining a new entry, and no placeholder may
+	// be left on the host, so the runtime moves away whatever appears there
+	// during the run.
+	Scrub []string
+}
+
+// Protect computes the protection of the paths protected in each writable
+// root (relative to it, see policy.ProtectedInWritable) and in every git
+// directory the roots use (relative to it, see policy.ProtectedInGitDir). A
+// protected name containing "/*/" stands for the rest of the name in every
+// subdirectory there.
+func Protect(fsys fs.FS, roots, protected, gitProtected []string) (Protection, error) {
+	type job struct {
+		root      string
+		protected []string
+	}
+	var pr Protection
+	seen := map[string]bool{}
+	var queue []job
+	for _, r := range roots {
+		queue = append(queue, job{r, protected})
+	}
+	for len(queue) > 0 {
+		root, list := queue[0].root, queue[0].protected
+		queue = queue[1:]
+		real, fi, err := Resolve(fsys, root)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
+			continue
+		}
+		if err != nil {
+			return pr, err
+		}
+		if seen[real] {
+			continue
+		}
+		seen[real] = true
+		for _, rel := range expand(fsys, real, list) {
+			pr.protect(fsys, real, rel)
+		}
+		for _, gitdir := range gitDirs(fsys, real) {
+			if !seen[gitdir] && !within(gitdir, real) && !slices.ContainsFunc(roots, func(r string) bool { return below(gitdir, r) }) {
+				pr.Roots = append(pr.Roots, gitdir)
+			}
+			// A git directory's hooks and config are protected wherever
+			// it lies.
+			queue = append(queue, job{gitdir, gitProtected})
+		}
+	}
+	return pr, nil
+}
+
+// expand replaces "dir/*/x" in the protected names by the entries of dir
+// under root.
+func expand(fsys fs.FS, root string, protected []string) []string {
+	var out []string
+	for _, rel := range protected {
+		dir, rest, ok := strings.Cut(rel, "/*/")
+		if !ok {
+			out = append(out, rel)
+			continue
+		}
+		entries, err := fs.ReadDir(fsys, rel2fs(path.Join(root, dir)))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, expand(fsys, root, []string{path.Join(dir, e.Name(), rest)})...)
+			}
+		}
+	}
+	return out
+}
+
+// protect handles one protected path below root: pins the directories on
+// the way, binds the path read-only when it exists, scrubs it otherwise.
+func (pr *Protection) protect(fsys fs.FS, root, rel string) {
+	parts := strings.Split(rel, "/")
+	cur := root
+	for i, part := range parts {
+		next := path.Join(cur, part)
+		fi, err := fs.Lstat(fsys, rel2fs(next))
+		if err != nil {
+			pr.Scrub = append(pr.Scrub, path.Join(root, rel))
+			return
+		}
+		last := i == len(parts)-1
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			// The link itself cannot be bound; what it points to can. A
+			// target outside the writable roots is read-only already.
+			if real, _, err := Resolve(fsys, next); err == nil {
+				if last {
+					pr.Rules = append(pr.Rules, Rule{Path: real, Access: ReadOnly})
+				} else {
+					pr.protect(fsys, real, path.Join(parts[i+1:]...))
+				}
+			}
+			return
+		}
+		if last {
+			pr.Rules = append(pr.Rules, Rule{Path: next, Access: ReadOnly})
+			return
+		}
+		if !fi.IsDir() {
+			return
+		}
+		pr.Rules = append(pr.Rules, Rule{Path: next, Access: ReadWrite})
+		cur = next
+	}
+}
+
+// gitDirs returns the real git directories of the repository at root and
+// of its submodules when their .git is a file ("gitdir: ..."), and the
+// common directory of a worktree, resolved.
+func gitDirs(fsys fs.FS, root string) []string {
+	var dirs []string
+	add := func(gitfile string) {
+		data, err := fs.ReadFile(fsys, rel2fs(gitfile))
+		if err != nil {
+			return
+		}
+		line, _, _ := strings.Cut(string(data), "\n")
+		target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+		if !ok {
+			return
+		}
+		target = strings.TrimSpace(target)
+		if !path.IsAbs(target) {
+			target = path.Join(path.Dir(gitfile), target)
+		}
+		gitdir, fi, err := Resolve(fsys, target)
+		if err != nil || !fi.IsDir() {
+			return
+		}
+		dirs = append(dirs, gitdir)
+		// A worktree's objects and refs live in its common directory.
+		if data, err := fs.ReadFile(fsys, rel2fs(path.Join(gitdir, "commondir"))); err == nil {
+			common := strings.TrimSpace(string(data))
+			if !path.IsAbs(common) {
+				common = path.Join(gitdir, common)
+			}
+			if c, fi, err := Resolve(fsys, common); err == nil && fi.IsDir() {
+				dirs = append(dirs, c)
+			}
+		}
+	}
+	add(path.Join(root, ".git"))
+	if f, err := fsys.Open(rel2fs(path.Join(root, ".gitmodules"))); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, ok := strings.Cut(sc.Text(), "=")
+			if ok && strings.TrimSpace(k) == "path" {
+				sub := path.Clean(strings.TrimSpace(v))
+				if !path.IsAbs(sub) && !strings.HasPrefix(sub, "..") {
+					add(path.Join(root, sub, ".git"))
+				}
+			}
+		}
+		f.Close()
+	}
+	return dirs
+}
+
+// rel2fs turns an absolute path into a name for fs.FS.
+func rel2fs(p string) string { return rel(p) }

@@ -1,0 +1,88 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"cordon.dev/cordon/spec"
+)
+
+// scrub moves away what appeared during the run at the protected paths that
+// did not exist before it (spec.AnnotationScrub): a .git/hooks created in a
+// repository that had none, a .vscode/tasks.json, a .bashrc. They are
+// renamed in place to NAME.cordon-quarantine-ID, where nothing reads them,
+// and each move is returned as a note for the caller's stderr.
+//
+// The walk never follows a symlink: the command may have planted one to
+// turn a rename on the host (perhaps as root) into one elsewhere. A symlink
+// found on the way was made during the run and is itself moved away.
+func scrub(s *specs.Spec, id string) []string {
+	raw := s.Annotations[spec.AnnotationScrub]
+	if raw == "" {
+		return nil
+	}
+	var paths []string
+	if err := json.Unmarshal([]byte(raw), &paths); err != nil {
+		return []string{fmt.Sprintf("cannot read the protected paths to check: %v", err)}
+	}
+	var notes []string
+	for _, p := range paths {
+		moved, to, err := scrubOne(p, id)
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("could not check %s: %v", p, err))
+		case moved != "":
+			notes = append(notes, fmt.Sprintf("moved %s (protected; created during the run) to %s", moved, to))
+		}
+	}
+	return notes
+}
+
+// scrubOne walks to p from the root without following symlinks and renames
+// the first entry that should not be there: a symlink on the way, or p
+// itself. It returns what it moved, and where.
+func scrubOne(p, id string) (moved, to string, err error) {
+	if !strings.HasPrefix(p, "/") {
+		return "", "", fmt.Errorf("not an absolute path")
+	}
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", "", err
+	}
+	defer func() { unix.Close(dir) }()
+	cur := ""
+	for i, name := range parts {
+		cur += "/" + name
+		var st unix.Stat_t
+		if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				return "", "", nil
+			}
+			return "", "", err
+		}
+		last := i == len(parts)-1
+		if last || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			dst := name + ".cordon-quarantine-" + id
+			if err := unix.Renameat2(dir, name, dir, dst, unix.RENAME_NOREPLACE); err != nil {
+				return "", "", fmt.Errorf("rename: %w", err)
+			}
+			return cur, strings.TrimSuffix(cur, name) + dst, nil
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return "", "", nil
+		}
+		next, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return "", "", err
+		}
+		unix.Close(dir)
+		dir = next
+	}
+	return "", "", nil
+}

@@ -7,8 +7,13 @@ need=""
 pkg-config --exists libseccomp 2>/dev/null || need="$need libseccomp-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v gcc >/dev/null 2>&1 || need="$need gcc libc6-dev"
-# The benchmarks and some integration tests compare with bubblewrap.
+# The benchmarks and some integration tests compare with bubblewrap; the
+# integration tests run real tools inside the sandbox.
 command -v bwrap >/dev/null 2>&1 || need="$need bubblewrap"
+command -v git >/dev/null 2>&1 || need="$need git"
+command -v python3 >/dev/null 2>&1 || need="$need python3"
+command -v ps >/dev/null 2>&1 || need="$need procps"
+command -v unshare >/dev/null 2>&1 || need="$need util-linux"
 [ -z "$need" ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then

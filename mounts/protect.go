@@ -62,7 +62,14 @@ func Protect(fsys fs.FS, roots, protected, gitProtected []string) (Protection, e
 		for _, rel := range expand(fsys, real, list) {
 			pr.protect(fsys, real, rel)
 		}
-		for _, gitdir := range gitDirs(fsys, real) {
+		dirs, gitfiles := gitDirs(fsys, real)
+		for _, f := range gitfiles {
+			// A .git file names the repository's real git directory:
+			// pointed elsewhere, it would hand git hooks of the command's
+			// choosing.
+			pr.Rules = append(pr.Rules, Rule{Path: f, Access: ReadOnly})
+		}
+		for _, gitdir := range dirs {
 			if !seen[gitdir] && !within(gitdir, real) && !slices.ContainsFunc(roots, func(r string) bool { return below(gitdir, r) }) {
 				pr.Roots = append(pr.Roots, gitdir)
 			}
@@ -122,11 +129,11 @@ func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 			}
 			return
 		}
-		if last {
+		if last || !fi.IsDir() {
+			// A file where a directory of the protected path belongs is
+			// protected itself: .git as a file ("gitdir: ...") must not be
+			// pointed at a directory of the command's choosing.
 			pr.Rules = append(pr.Rules, Rule{Path: next, Access: ReadOnly})
-			return
-		}
-		if !fi.IsDir() {
 			return
 		}
 		pr.Rules = append(pr.Rules, Rule{Path: next, Access: ReadWrite})
@@ -136,9 +143,8 @@ func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 
 // gitDirs returns the real git directories of the repository at root and
 // of its submodules when their .git is a file ("gitdir: ..."), and the
-// common directory of a worktree, resolved.
-func gitDirs(fsys fs.FS, root string) []string {
-	var dirs []string
+// common directory of a worktree, resolved; and those .git files.
+func gitDirs(fsys fs.FS, root string) (dirs, gitfiles []string) {
 	add := func(gitfile string) {
 		data, err := fs.ReadFile(fsys, rel2fs(gitfile))
 		if err != nil {
@@ -157,6 +163,7 @@ func gitDirs(fsys fs.FS, root string) []string {
 		if err != nil || !fi.IsDir() {
 			return
 		}
+		gitfiles = append(gitfiles, gitfile)
 		dirs = append(dirs, gitdir)
 		// A worktree's objects and refs live in its common directory.
 		if data, err := fs.ReadFile(fsys, rel2fs(path.Join(gitdir, "commondir"))); err == nil {
@@ -183,7 +190,7 @@ func gitDirs(fsys fs.FS, root string) []string {
 		}
 		f.Close()
 	}
-	return dirs
+	return dirs, gitfiles
 }
 
 // rel2fs turns an absolute path into a name for fs.FS.

@@ -10,6 +10,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -73,15 +74,62 @@ type Policy struct {
 	// Mode is the session's permission mode. ReadOnly mounts the workspace
 	// read-only.
 	Mode Mode
+	// ModeName is the mode as the settings named it ("plan", "dontAsk",
+	// ...): Claude Code's names carry more than the tier.
+	ModeName string
 
 	Filesystem Filesystem
 	Network    Network
 	Env        Env
 	Limits     Limits
 
+	Sandbox     Sandbox
+	Permissions Permissions
+
 	// FailIfUnavailable refuses to run a command when the sandbox cannot
 	// give every protection the policy asks for.
 	FailIfUnavailable bool
+	// Trusted is set when the user trusts the workspace (cordon trust):
+	// only then may its own settings files widen the sandbox.
+	Trusted bool
+	// Report says where every value came from and what was ignored.
+	Report *Report
+}
+
+// Sandbox are Claude Code's switches around the sandbox.
+type Sandbox struct {
+	// Disabled turns the sandbox off (Claude Code's sandbox.enabled false).
+	Disabled bool
+	// AutoAllowBashIfSandboxed turns an "ask" into "allow" for a command
+	// that will run sandboxed.
+	AutoAllowBashIfSandboxed bool
+	// AllowUnsandboxedCommands lets a request ask to run outside the
+	// sandbox (dangerouslyDisableSandbox); it is still asked.
+	AllowUnsandboxedCommands bool
+	// ExcludedCommands run outside the sandbox: "cmd" exactly, "cmd ..."
+	// as a prefix, "cmd:*".
+	ExcludedCommands []string
+	// EnableWeakerNestedSandbox accepts a sandbox that lacks some
+	// protections (inside a container), saying which.
+	EnableWeakerNestedSandbox bool
+	// AllowNestedUserNamespaces lets the command make user namespaces
+	// (rootless containers inside the sandbox).
+	AllowNestedUserNamespaces bool
+	// AllowSocketpair lets the command make AF_UNIX socket pairs (Node's
+	// child processes and Python's asyncio need them; they reach nothing
+	// outside the sandbox). True by default.
+	AllowSocketpair bool
+	// IgnoreViolations maps command patterns ("*" for all) to paths whose
+	// violations are not reported.
+	IgnoreViolations map[string][]string
+}
+
+// Permissions are the permission rules and mode of Claude Code's
+// "permissions" settings.
+type Permissions struct {
+	Allow, Deny, Ask []Rule
+	// DisableBypass forbids the Allow (bypassPermissions) mode.
+	DisableBypass bool
 }
 
 // Filesystem is what a sandboxed command may read and write. Reads are
@@ -104,6 +152,11 @@ type Network struct {
 	AllowUnixSockets    []string
 	AllowAllUnixSockets bool
 	AllowLocalBinding   bool
+	// HTTPProxyPort and SOCKSProxyPort are where the proxy listens inside
+	// the sandbox (0: the defaults).
+	HTTPProxyPort, SOCKSProxyPort int
+	// AskCommand is asked about destinations no rule covers.
+	AskCommand string
 }
 
 // Env decides which variables of the caller's environment reach the
@@ -122,6 +175,9 @@ type Limits struct {
 	CPUs        float64
 	Timeout     time.Duration
 	OutputLimit int64 // bytes kept from stdout and stderr
+	FileSize    int64 // bytes, the largest file the command may write
+	OpenFiles   int64
+	TmpSize     int64 // bytes, the size of the private /tmp
 }
 
 // ProtectedInGitDir are paths, relative to a git directory, that no
@@ -178,5 +234,11 @@ func (p *Policy) WritableRoots() []string {
 	if p.Mode == ReadOnly {
 		return nil
 	}
-	return appendUnique([]string{p.Workspace}, p.Filesystem.AllowWrite...)
+	roots := []string{p.Workspace}
+	for _, w := range p.Filesystem.AllowWrite {
+		if !slices.Contains(roots, w) {
+			roots = append(roots, w)
+		}
+	}
+	return roots
 }

@@ -40,34 +40,46 @@ func TestModeStringRoundTrip(t *testing.T) {
 }
 
 func TestExpandPath(t *testing.T) {
-	p := &Policy{Workspace: "/home/u/ws", Home: "/home/u"}
+	o := LoadOptions{Workspace: "/home/u/ws", Cwd: "/home/u/ws/src", Home: "/home/u"}
 	tests := []struct {
-		in, want string
-		bad      bool
+		in     string
+		format format
+		base   string
+		want   string
+		bad    bool
 	}{
-		{in: "~", want: "/home/u"},
-		{in: "~/.ssh", want: "/home/u/.ssh"},
-		{in: "~/.config/../.ssh", want: "/home/u/.ssh"},
-		{in: "//etc/hosts", want: "/etc/hosts"},
-		{in: "/etc/hosts", want: "/etc/hosts"},
-		{in: "/etc//hosts/", want: "/etc/hosts"},
-		{in: "build", want: "/home/u/ws/build"},
-		{in: "./build", want: "/home/u/ws/build"},
-		{in: "../sibling", want: "/home/u/sibling"},
+		{in: "~", format: formatClaude, base: "/home/u/ws", want: "/home/u"},
+		{in: "~/.ssh", format: formatClaude, base: "/home/u/ws", want: "/home/u/.ssh"},
+		{in: "~/.config/../.ssh", format: formatClaude, base: "/home/u/ws", want: "/home/u/.ssh"},
+		{in: "//etc/hosts", format: formatClaude, base: "/home/u/ws", want: "/etc/hosts"},
+		{in: "/etc/hosts", format: formatClaude, base: "/home/u/ws", want: "/home/u/ws/etc/hosts"},
+		{in: "/src/**", format: formatCordon, base: "/home/u/ws", want: "/home/u/ws/src/**"},
+		{in: "/etc/hosts", format: formatClaude, base: "/", want: "/etc/hosts"},
+		{in: "/etc/hosts", format: formatSRT, base: "/home/u", want: "/etc/hosts"},
+		{in: "//etc/hosts", format: formatSRT, base: "/home/u", want: "/etc/hosts"},
+		{in: "build", format: formatClaude, base: "/home/u/ws", want: "/home/u/ws/src/build"},
+		{in: "./build", format: formatSRT, want: "/home/u/ws/src/build"},
+		{in: "../sibling", format: formatSRT, want: "/home/u/ws/sibling"},
+		{in: "**/.env", format: formatClaude, base: "/home/u/ws", want: "/home/u/ws/src/**/.env"},
 		{in: "", bad: true},
 		{in: "~root/.ssh", bad: true},
 	}
 	for _, tc := range tests {
-		got, err := p.ExpandPath(tc.in)
+		got, err := expandPath(tc.in, tc.format, o, tc.base)
 		if tc.bad {
 			if err == nil {
-				t.Errorf("ExpandPath(%q) = %q, want an error", tc.in, got)
+				t.Errorf("expandPath(%q) = %q, want an error", tc.in, got)
 			}
 			continue
 		}
 		if err != nil || got != tc.want {
-			t.Errorf("ExpandPath(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+			t.Errorf("expandPath(%q, %v, base %q) = %q, %v; want %q", tc.in, tc.format, tc.base, got, err, tc.want)
 		}
+	}
+	// A home or workspace path with metacharacters stays literal.
+	o.Home = "/home/[me]"
+	if got, _ := expandPath("~/.ssh", formatClaude, o, ""); got != `/home/\[me\]/.ssh` {
+		t.Errorf("home with brackets: %q", got)
 	}
 }
 
@@ -126,17 +138,19 @@ func TestEnvFilter(t *testing.T) {
 }
 
 func FuzzExpandPath(f *testing.F) {
-	for _, s := range []string{"~", "~/a", "//x", "/a/../b", "rel", "../..", "~x", ""} {
+	for _, s := range []string{"~", "~/a", "//x", "/a/../b", "rel", "../..", "~x", "", "a/**/b", "[x"} {
 		f.Add(s)
 	}
-	p := &Policy{Workspace: "/home/u/ws", Home: "/home/u"}
+	o := LoadOptions{Workspace: "/home/u/ws", Cwd: "/home/u/ws", Home: "/home/u"}
 	f.Fuzz(func(t *testing.T, raw string) {
-		got, err := p.ExpandPath(raw)
-		if err != nil {
-			return
-		}
-		if got == "" || got[0] != '/' {
-			t.Fatalf("ExpandPath(%q) = %q, not absolute", raw, got)
+		for _, fm := range []format{formatCordon, formatClaude, formatSRT} {
+			got, err := expandPath(raw, fm, o, "/home/u/ws")
+			if err != nil {
+				continue
+			}
+			if got == "" || got[0] != '/' {
+				t.Fatalf("expandPath(%q) = %q, not absolute", raw, got)
+			}
 		}
 	})
 }

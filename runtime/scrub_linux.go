@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -26,12 +27,12 @@ func scrub(s *specs.Spec, id string) []string {
 	if raw == "" {
 		return nil
 	}
-	var paths []string
-	if err := json.Unmarshal([]byte(raw), &paths); err != nil {
+	var sc spec.Scrub
+	if err := json.Unmarshal([]byte(raw), &sc); err != nil {
 		return []string{fmt.Sprintf("cannot read the protected paths to check: %v", err)}
 	}
 	var notes []string
-	for _, p := range paths {
+	for _, p := range sc.Targets(os.DirFS("/")) {
 		moved, to, err := scrubOne(p, id)
 		switch {
 		case err != nil:

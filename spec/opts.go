@@ -214,14 +214,14 @@ func WithAnnotations(a map[string]string) Opt {
 	}
 }
 
-// WithScrub records the protected paths the runtime must clear after the
-// run (see AnnotationScrub).
-func WithScrub(paths []string) Opt {
+// WithScrub records what the runtime must clear after the run (see
+// AnnotationScrub).
+func WithScrub(sc Scrub) Opt {
 	return func(s *specs.Spec) error {
-		if len(paths) == 0 {
+		if len(sc.Paths) == 0 && len(sc.Globs) == 0 {
 			return nil
 		}
-		data, err := json.Marshal(paths)
+		data, err := json.Marshal(sc)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -17,9 +18,39 @@ import (
 // plan is the file system part of a sandbox.
 type plan struct {
 	mounts []specs.Mount
-	// scrub are protected paths that did not exist: whatever appears there
-	// during the run is moved away after it (see AnnotationScrub).
-	scrub []string
+	scrub  Scrub
+}
+
+// Scrub is what the runtime clears after a run (AnnotationScrub): what
+// appeared at protected paths that did not exist, and new matches of
+// denyWrite globs in the writable roots. Nothing can keep a writable
+// directory from gaining an entry, and cordon leaves no placeholder on the
+// host, so these are moved aside when the command is done.
+type Scrub struct {
+	Paths []string    `json:"paths,omitempty"`
+	Globs []ScrubGlob `json:"globs,omitempty"`
+}
+
+// Targets returns the paths the runtime must check after the run: the
+// protected paths, and the matches of the denyWrite globs that were not
+// there before. The walk does not follow symlinks.
+func (sc Scrub) Targets(fsys fs.FS) []string {
+	out := slices.Clone(sc.Paths)
+	for _, g := range sc.Globs {
+		matches, _ := expandPattern(fsys, g.Pattern)
+		for _, m := range matches {
+			if !slices.Contains(g.Existing, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// ScrubGlob is a denyWrite glob and the matches it had before the run.
+type ScrubGlob struct {
+	Pattern  string   `json:"pattern"`
+	Existing []string `json:"existing,omitempty"`
 }
 
 // mountPlan turns the policy's path rules into the mount list.
@@ -43,7 +74,20 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	if p.Mode == policy.ReadOnly {
 		rules = append(rules, mounts.Rule{Path: ws, Access: mounts.ReadOnly})
 	}
-	writable := p.WritableRoots()
+	writable := []string{ws}
+	if p.Mode == policy.ReadOnly {
+		writable = nil
+	}
+	for _, a := range p.Filesystem.AllowWrite {
+		if p.Mode == policy.ReadOnly {
+			break
+		}
+		paths, err := expandPattern(fsys, a)
+		if err != nil {
+			return pl, err
+		}
+		writable = append(writable, paths...)
+	}
 	inWritable, inGitDir := p.Protected()
 	prot, err := mounts.Protect(fsys, writable, inWritable, inGitDir)
 	if err != nil {
@@ -56,15 +100,33 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		rules = append(rules, mounts.Rule{Path: w, Access: mounts.ReadWrite})
 	}
 	rules = append(rules, prot.Rules...)
-	pl.scrub = prot.Scrub
-	for _, d := range p.Filesystem.DenyWrite {
-		rules = append(rules, mounts.Rule{Path: d, Access: mounts.ReadOnly})
-	}
-	for _, d := range p.Filesystem.DenyRead {
-		rules = append(rules, mounts.Rule{Path: d, Access: mounts.Deny})
-	}
-	for _, a := range p.Filesystem.AllowRead {
-		rules = append(rules, mounts.Rule{Path: a, Access: mounts.ReadOnly})
+	pl.scrub.Paths = prot.Scrub
+	for _, list := range []struct {
+		patterns  []string
+		access    mounts.Access
+		denyWrite bool
+	}{
+		{p.Filesystem.DenyWrite, mounts.ReadOnly, true},
+		{p.Filesystem.DenyRead, mounts.Deny, false},
+		{p.Filesystem.AllowRead, mounts.ReadOnly, false},
+	} {
+		for _, pat := range list.patterns {
+			paths, err := expandPattern(fsys, pat)
+			if err != nil {
+				return pl, err
+			}
+			for _, path := range paths {
+				rules = append(rules, mounts.Rule{Path: path, Access: list.access})
+			}
+			// A file matching a denyWrite glob that appears in a writable
+			// root during the run is moved aside after it.
+			base := policy.PatternBase(pat)
+			if list.denyWrite && policy.IsGlob(pat) && slices.ContainsFunc(writable, func(w string) bool {
+				return below(base, w) || below(w, base)
+			}) {
+				pl.scrub.Globs = append(pl.scrub.Globs, ScrubGlob{Pattern: pat, Existing: paths})
+			}
+		}
 	}
 
 	var extra []specs.Mount

@@ -46,10 +46,8 @@ const InitSeccompFD = 4
 const (
 	AnnotationWorkspace = "dev.cordon.workspace"
 	AnnotationMode      = "dev.cordon.mode"
-	// AnnotationScrub is a JSON array of protected paths that did not exist
-	// when the spec was compiled. Nothing can keep a writable directory from
-	// gaining an entry, and cordon leaves no placeholder on the host, so
-	// the runtime moves away whatever appeared there when the run ends.
+	// AnnotationScrub is a JSON Scrub: what the runtime moves aside when
+	// the run ends.
 	AnnotationScrub = "dev.cordon.scrub"
 )
 

@@ -42,6 +42,8 @@ func newApp() *cli.Command {
 			specCommand(),
 			listCommand(),
 			gcCommand(),
+			configCommand(),
+			trustCommand(),
 		},
 	}
 	// A usage error is cordon's own failure: one line, no help text.

@@ -15,13 +15,60 @@ import (
 	"cordon.dev/cordon/spec"
 )
 
-// sandboxFlags are the flags of every command that compiles a sandbox.
-func sandboxFlags() []cli.Flag {
+// policyFlags are the flags that load a policy.
+func policyFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the directory the command may write to (default: the current directory)"},
-		&cli.StringFlag{Name: "mode", Usage: "permission mode: read-only mounts the workspace read-only"},
-		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the command a terminal of its own (default: when stdin and stdout are terminals)"},
+		&cli.StringSliceFlag{Name: "settings", Usage: "a settings `FILE` (cordon's, Claude Code's or sandbox-runtime's), above the discovered ones; repeatable"},
+		&cli.StringFlag{Name: "mode", Usage: "permission mode: read-only, workspace-write, danger-full-access, prompt, allow (or Claude Code's names)"},
+		&cli.StringSliceFlag{Name: "allow-write", Usage: "also let the command write `PATH`; repeatable"},
+		&cli.StringSliceFlag{Name: "allow-read", Usage: "re-open `PATH` inside a denied one; repeatable"},
+		&cli.StringSliceFlag{Name: "deny-read", Usage: "hide `PATH`; repeatable"},
+		&cli.StringSliceFlag{Name: "deny-write", Usage: "make `PATH` read-only; repeatable"},
+		&cli.StringSliceFlag{Name: "allow-domain", Usage: "let the command reach `DOMAIN` (example.com, *.example.com, with :port); repeatable"},
+		&cli.StringSliceFlag{Name: "deny-domain", Usage: "never let the command reach `DOMAIN`; repeatable"},
 	}
+}
+
+// sandboxFlags are the flags of every command that compiles a sandbox.
+func sandboxFlags() []cli.Flag {
+	return append(policyFlags(),
+		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the command a terminal of its own (default: when stdin and stdout are terminals)"},
+	)
+}
+
+// loadPolicy loads the effective policy for the command line.
+func loadPolicy(cmd *cli.Command) (*policy.Policy, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	workspace := cwd
+	if w := cmd.String("workspace"); w != "" {
+		if workspace, err = filepath.Abs(w); err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, fmt.Errorf("home directory: %w", err)
+	}
+	return policy.Load(policy.LoadOptions{
+		Workspace:  workspace,
+		Cwd:        cwd,
+		Home:       home,
+		ConfigHome: os.Getenv("XDG_CONFIG_HOME"),
+		Settings:   cmd.StringSlice("settings"),
+		Flags: policy.Flags{
+			AllowWrite:  cmd.StringSlice("allow-write"),
+			AllowRead:   cmd.StringSlice("allow-read"),
+			DenyRead:    cmd.StringSlice("deny-read"),
+			DenyWrite:   cmd.StringSlice("deny-write"),
+			AllowDomain: cmd.StringSlice("allow-domain"),
+			DenyDomain:  cmd.StringSlice("deny-domain"),
+			Mode:        cmd.String("mode"),
+		},
+	})
 }
 
 // sandbox is one compiled command.
@@ -37,28 +84,13 @@ func compile(cmd *cli.Command) (*sandbox, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("no command given (usage: cordon %s [flags] -- COMMAND [ARGS...])", cmd.Name)
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
-	}
-	workspace := cwd
-	if w := cmd.String("workspace"); w != "" {
-		if workspace, err = filepath.Abs(w); err != nil {
-			return nil, fmt.Errorf("workspace: %w", err)
-		}
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return nil, fmt.Errorf("home directory: %w", err)
-	}
-	pol, err := policy.Default(workspace, home)
+	pol, err := loadPolicy(cmd)
 	if err != nil {
 		return nil, err
 	}
-	if m := cmd.String("mode"); m != "" {
-		if pol.Mode, err = policy.ParseMode(m); err != nil {
-			return nil, fmt.Errorf("--mode: %w", err)
-		}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
 	}
 	host, err := runtime.HostPaths(runtime.StateRoot())
 	if err != nil {

@@ -1,0 +1,308 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultManagedFiles are the managed settings files, highest precedence:
+// cordon's own and Claude Code's.
+var DefaultManagedFiles = []string{
+	"/etc/cordon/managed-settings.json",
+	"/etc/claude-code/managed-settings.json",
+	"/Library/Application Support/ClaudeCode/managed-settings.json",
+}
+
+// LoadOptions says where Load looks for settings and what the command
+// line says.
+type LoadOptions struct {
+	// Workspace is the directory the command may write to; Cwd the
+	// directory it runs in; Home the caller's home. All absolute.
+	Workspace, Cwd, Home string
+	// ConfigHome is $XDG_CONFIG_HOME ("" means Home/.config).
+	ConfigHome string
+	// Settings are the --settings files, in order.
+	Settings []string
+	// Flags are the command line's other settings.
+	Flags Flags
+	// ManagedFiles replaces DefaultManagedFiles (tests).
+	ManagedFiles []string
+	// NoDiscovery reads no settings file but the Settings: the embedded
+	// default policy and the command line alone.
+	NoDiscovery bool
+	// FS is the file system settings are read from, rooted at "/"; nil
+	// means the real one.
+	FS fs.FS
+}
+
+// Flags are the settings given on the command line.
+type Flags struct {
+	AllowWrite, DenyRead, DenyWrite, AllowRead []string
+	AllowDomain, DenyDomain                    []string
+	Mode                                       string
+}
+
+// Load discovers the settings files for a workspace, reads them, checks
+// them and merges them, with the embedded default policy at the bottom:
+//
+//  1. managed: /etc/cordon/managed-settings.json, Claude Code's managed file;
+//  2. the command line: --settings FILE, then the other flags;
+//  3. WORKSPACE/.claude/settings.local.json, WORKSPACE/.cordon/settings.local.json;
+//  4. WORKSPACE/.claude/settings.json, WORKSPACE/.cordon/settings.json;
+//  5. ~/.srt-settings.json, ~/.claude/settings.json, ~/.config/cordon/settings.json.
+//
+// Lists are merged (union); a scalar takes the value of the highest source.
+// Settings files inside a workspace the user has not trusted (cordon trust)
+// may only tighten the sandbox. Any error — a file that cannot be read, bad
+// JSON, an unknown key, a wrong type, a bad entry — is returned with its
+// file:line:col, and no Policy: nothing may run on a policy that could not
+// be read.
+func Load(o LoadOptions) (*Policy, error) {
+	if !filepath.IsAbs(o.Workspace) || !filepath.IsAbs(o.Home) || !filepath.IsAbs(o.Cwd) {
+		return nil, fmt.Errorf("%w: workspace, cwd and home must be absolute", ErrSettings)
+	}
+	o.Workspace, o.Home, o.Cwd = filepath.Clean(o.Workspace), filepath.Clean(o.Home), filepath.Clean(o.Cwd)
+	if o.ConfigHome == "" {
+		o.ConfigHome = filepath.Join(o.Home, ".config")
+	}
+	managed := o.ManagedFiles
+	if managed == nil {
+		managed = DefaultManagedFiles
+	}
+
+	type candidate struct {
+		path   string
+		scope  Scope
+		format format
+		base   string
+	}
+	ws := o.Workspace
+	cands := []candidate{
+		{filepath.Join(o.Home, ".srt-settings.json"), ScopeUser, formatSRT, ""},
+		{filepath.Join(o.Home, ".claude", "settings.json"), ScopeUser, formatClaude, o.Home},
+		{filepath.Join(o.ConfigHome, "cordon", "settings.json"), ScopeUser, formatCordon, o.Home},
+		{filepath.Join(ws, ".claude", "settings.json"), ScopeProject, formatClaude, ws},
+		{filepath.Join(ws, ".cordon", "settings.json"), ScopeProject, formatCordon, ws},
+		{filepath.Join(ws, ".claude", "settings.local.json"), ScopeLocal, formatClaude, ws},
+		{filepath.Join(ws, ".cordon", "settings.local.json"), ScopeLocal, formatCordon, ws},
+	}
+	for _, f := range o.Settings {
+		abs := f
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(o.Cwd, f)
+		}
+		cands = append(cands, candidate{abs, ScopeFlag, formatFlagFile(abs), filepath.Dir(abs)})
+	}
+	for _, f := range managed {
+		cands = append(cands, candidate{f, ScopeManaged, formatClaude, "/"})
+	}
+	if o.NoDiscovery {
+		cands = slices.DeleteFunc(cands, func(c candidate) bool { return c.scope != ScopeFlag })
+	}
+
+	def, err := readLayer(defaultSettingsName, defaultSettings, ScopeDefault, formatCordon, o, "/")
+	if err != nil {
+		return nil, fmt.Errorf("embedded default settings: %w", err)
+	}
+	layers := []*layer{def}
+	rep := &Report{}
+	fsys := o.FS
+	if fsys == nil {
+		fsys = os.DirFS("/")
+	}
+	for _, c := range cands {
+		data, err := fs.ReadFile(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"))
+		if errors.Is(err, fs.ErrNotExist) && c.scope != ScopeFlag {
+			continue
+		}
+		if err != nil {
+			return nil, &SettingsError{File: c.path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
+		}
+		l, err := readLayer(c.path, data, c.scope, c.format, o, c.base)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, l)
+		rep.Files = append(rep.Files, FileReport{Path: c.path, Scope: c.scope.String()})
+	}
+	flags, err := flagLayer(o)
+	if err != nil {
+		return nil, err
+	}
+	// The flags sit above the --settings files, below managed settings.
+	i := slices.IndexFunc(layers, func(l *layer) bool { return l.scope == ScopeManaged })
+	if i < 0 {
+		i = len(layers)
+	}
+	layers = slices.Insert(layers, i, flags)
+
+	real := ws
+	if o.FS == nil {
+		if r, err := filepath.EvalSymlinks(ws); err == nil {
+			real = r
+		}
+	}
+	trusted := isTrusted([]string{ws, real}, layers)
+	for i := range rep.Files {
+		rep.Files[i].Trusted = trusted || (rep.Files[i].Scope != ScopeProject.String() && rep.Files[i].Scope != ScopeLocal.String())
+	}
+	p := &Policy{Workspace: ws, Home: o.Home, Mode: WorkspaceWrite, Trusted: trusted}
+	m := merger{p: p, rep: rep}
+	for _, l := range layers {
+		if !trusted && (l.scope == ScopeProject || l.scope == ScopeLocal) {
+			m.untrusted(l)
+		}
+		m.apply(l)
+	}
+	m.finish(layers)
+	p.Report = rep
+	return p, nil
+}
+
+const defaultSettingsName = "(embedded default policy)"
+
+// formatFlagFile guesses the dialect of a --settings file: sandbox-runtime's
+// by its name, Claude Code's otherwise (cordon's own keys included, other
+// tools' top-level keys ignored).
+func formatFlagFile(path string) format {
+	if strings.HasSuffix(path, ".srt-settings.json") || strings.HasSuffix(path, ".srt.json") {
+		return formatSRT
+	}
+	return formatClaude
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// readLayer parses and decodes one settings file.
+func readLayer(file string, data []byte, scope Scope, f format, o LoadOptions, base string) (*layer, error) {
+	root, err := parseJSON(data)
+	if err != nil {
+		var se *syntaxError
+		if errors.As(err, &se) {
+			return nil, &SettingsError{File: file, Pos: se.pos, Msg: se.msg}
+		}
+		return nil, &SettingsError{File: file, Msg: err.Error()}
+	}
+	l := &layer{file: file, scope: scope, base: base}
+	d := &decoder{l: l, format: f, home: o.Home, cwd: o.Cwd}
+	d.pathDir = func(raw string) (string, error) { return expandPath(raw, f, o, base) }
+	if err := d.decode(root); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// expandPath turns a path as written in a settings file into an absolute
+// pattern. Claude Code's rules (and cordon's own files): `//x` is the
+// absolute /x, `~/x` is in the home, `/x` is relative to the project that
+// holds the settings file, `x` and `./x` are relative to the current
+// directory. sandbox-runtime's files and the command line: absolute paths
+// are absolute, `~` is the home, the rest is relative to the current
+// directory. Metacharacters are kept: the result is a pattern.
+func expandPath(raw string, f format, o LoadOptions, base string) (string, error) {
+	if raw == "" {
+		return "", fmt.Errorf("empty path")
+	}
+	if strings.ContainsRune(raw, 0) {
+		return "", fmt.Errorf("NUL in a path")
+	}
+	var abs string
+	switch {
+	case raw == "~" || strings.HasPrefix(raw, "~/"):
+		abs = EscapePattern(o.Home) + raw[1:]
+	case strings.HasPrefix(raw, "~"):
+		return "", fmt.Errorf("%q: only the caller's own home (~/...) can be named", raw)
+	case strings.HasPrefix(raw, "//") && f != formatSRT:
+		abs = raw[1:]
+	case strings.HasPrefix(raw, "/") && f != formatSRT && base != "" && base != "/":
+		abs = EscapePattern(base) + raw
+	case strings.HasPrefix(raw, "/"):
+		abs = raw
+	default:
+		abs = EscapePattern(o.Cwd) + "/" + raw
+	}
+	return cleanPattern(abs), nil
+}
+
+// cleanPattern cleans a pattern like a path ("a//b/./c/../d" → "a/b/d")
+// without touching its metacharacters.
+func cleanPattern(p string) string {
+	c := filepath.Clean(p)
+	if strings.HasSuffix(p, "/**") || strings.HasSuffix(p, "/**/") {
+		c = strings.TrimSuffix(c, "/") // Clean keeps "**"
+	}
+	return c
+}
+
+// flagLayer is the command line as a settings layer.
+func flagLayer(o LoadOptions) (*layer, error) {
+	l := &layer{file: "command line", scope: ScopeFlag}
+	add := func(dst *[]entry, flag string, vals []string, check func(string) (string, error)) error {
+		for _, v := range vals {
+			src := Source{File: "--" + flag, Scope: ScopeFlag}
+			nv, err := check(v)
+			if err != nil {
+				return &SettingsError{File: "--" + flag, Msg: err.Error()}
+			}
+			*dst = append(*dst, entry{nv, src})
+		}
+		return nil
+	}
+	path := func(v string) (string, error) {
+		p, err := expandPath(v, formatSRT, o, "")
+		if err != nil {
+			return "", err
+		}
+		return p, ValidatePattern(p)
+	}
+	f := o.Flags
+	for _, e := range []error{
+		add(&l.allowWrite, "allow-write", f.AllowWrite, path),
+		add(&l.allowRead, "allow-read", f.AllowRead, path),
+		add(&l.denyRead, "deny-read", f.DenyRead, path),
+		add(&l.denyWrite, "deny-write", f.DenyWrite, path),
+		add(&l.allowedDomains, "allow-domain", f.AllowDomain, CheckDomainPattern),
+		add(&l.deniedDomains, "deny-domain", f.DenyDomain, CheckDomainPattern),
+	} {
+		if e != nil {
+			return nil, e
+		}
+	}
+	if f.Mode != "" {
+		if _, err := ParseMode(f.Mode); err != nil {
+			return nil, &SettingsError{File: "--mode", Msg: err.Error()}
+		}
+		l.mode = &setting[string]{f.Mode, Source{File: "--mode", Scope: ScopeFlag}}
+	}
+	return l, nil
+}
+
+// isTrusted reports whether the user (or the administrator) trusts the
+// workspace: it, or a directory above it, is in cordon.trustedWorkspaces
+// of the user or managed settings.
+func isTrusted(names []string, layers []*layer) bool {
+	for _, l := range layers {
+		if l.scope != ScopeUser && l.scope != ScopeManaged {
+			continue
+		}
+		for _, t := range l.trusted {
+			for _, w := range names {
+				if w == t.V || strings.HasPrefix(w, strings.TrimSuffix(t.V, "/")+"/") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

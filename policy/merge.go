@@ -1,0 +1,432 @@
+package policy
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Report says where every value of a Policy came from, and what the
+// settings said that was not applied, and why. cordon config prints it.
+type Report struct {
+	Files   []FileReport    `json:"files"`
+	Values  []ValueReport   `json:"values"`
+	Ignored []IgnoredReport `json:"ignored,omitempty"`
+	Notes   []string        `json:"notes,omitempty"`
+}
+
+// FileReport is a settings file that was read.
+type FileReport struct {
+	Path    string `json:"path"`
+	Scope   string `json:"scope"`
+	Trusted bool   `json:"trusted"`
+}
+
+// ValueReport is one effective value (or list entry) and its source.
+type ValueReport struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// IgnoredReport is a setting that was not applied.
+type IgnoredReport struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+	Reason string `json:"reason"`
+}
+
+// merger folds layers, lowest precedence first, into a Policy.
+type merger struct {
+	p       *Policy
+	rep     *Report
+	scalars map[string]ValueReport
+	lists   map[string][]entry
+	envSet  map[string]setting[string]
+	ignore  map[string][]entry
+	mode    *setting[string]
+	limits  struct {
+		memory, pids, outputLimit, fileSize, openFiles, tmpSize *setting[int64]
+		cpus                                                    *setting[float64]
+		timeout                                                 *setting[time.Duration]
+	}
+	flags map[string]*setting[bool]
+	ports map[string]*setting[int]
+	strs  map[string]*setting[string]
+}
+
+const untrustedReason = "the workspace is not trusted (cordon trust): its settings may only tighten the sandbox"
+
+func (m *merger) ignored(key, value string, src Source, reason string) {
+	m.rep.Ignored = append(m.rep.Ignored, IgnoredReport{Key: key, Value: value, Source: src.String(), Reason: reason})
+}
+
+// untrusted strips from a workspace layer everything that would widen the
+// sandbox, reporting it.
+func (m *merger) untrusted(l *layer) {
+	dropList := func(key string, es *[]entry) {
+		for _, e := range *es {
+			m.ignored(key, e.V, e.Src, untrustedReason)
+		}
+		*es = nil
+	}
+	dropList("sandbox.excludedCommands", &l.excludedCommands)
+	dropList("sandbox.network.allowedDomains", &l.allowedDomains)
+	dropList("sandbox.network.allowUnixSockets", &l.unixSockets)
+	dropList("sandbox.filesystem.allowRead", &l.allowRead)
+	dropList("sandbox.filesystem.allowWrite", &l.allowWrite)
+	dropList("permissions.allow", &l.permAllow)
+	dropList("permissions.additionalDirectories", &l.additionalDirs)
+	dropList("cordon.env.allow", &l.envAllow)
+	for k, v := range l.envSet {
+		m.ignored("cordon.env.set."+k, v.V, v.Src, untrustedReason)
+	}
+	l.envSet = nil
+	for cmd, es := range l.ignoreViolations {
+		dropList("sandbox.ignoreViolations."+cmd, &es)
+	}
+	l.ignoreViolations = nil
+	if l.askCommand != nil {
+		m.ignored("cordon.askCommand", l.askCommand.V, l.askCommand.Src, untrustedReason)
+		l.askCommand = nil
+	}
+	// A switch may only be set in the direction that tightens.
+	for _, b := range []struct {
+		key       string
+		s         **setting[bool]
+		tightened bool
+	}{
+		{"sandbox.enabled", &l.enabled, true},
+		{"sandbox.failIfUnavailable", &l.failIfUnavailable, true},
+		{"sandbox.autoAllowBashIfSandboxed", &l.autoAllowBash, false},
+		{"sandbox.allowUnsandboxedCommands", &l.allowUnsandboxed, false},
+		{"sandbox.network.allowAllUnixSockets", &l.allowAllUnixSockets, false},
+		{"sandbox.network.allowLocalBinding", &l.allowLocalBinding, false},
+		{"sandbox.filesystem.allowGitConfig", &l.allowGitConfig, false},
+		{"sandbox.enableWeakerNestedSandbox", &l.weakerNested, false},
+		{"sandbox.allowNestedUserNamespaces", &l.nestedUserNS, false},
+		{"cordon.allowSocketpair", &l.allowSocketpair, false},
+	} {
+		if s := *b.s; s != nil && s.V != b.tightened {
+			m.ignored(b.key, strconv.FormatBool(s.V), s.Src, untrustedReason)
+			*b.s = nil
+		}
+	}
+	for _, s := range []**setting[string]{&l.mode, &l.defaultMode} {
+		if *s == nil {
+			continue
+		}
+		next, _ := ParseMode((*s).V)
+		if m.mode != nil {
+			cur, _ := ParseMode(m.mode.V)
+			if restrictiveness(next) > restrictiveness(cur) {
+				m.ignored("mode", (*s).V, (*s).Src, untrustedReason)
+				*s = nil
+			}
+		}
+	}
+	tighter := func(key string, s **setting[int64], cur *setting[int64]) {
+		if *s != nil && cur != nil && cur.V != 0 && ((*s).V == 0 || (*s).V > cur.V) {
+			m.ignored(key, strconv.FormatInt((*s).V, 10), (*s).Src, untrustedReason)
+			*s = nil
+		}
+	}
+	tighter("cordon.limits.memory", &l.memory, m.limits.memory)
+	tighter("cordon.limits.pids", &l.pids, m.limits.pids)
+	tighter("cordon.limits.outputLimit", &l.outputLimit, m.limits.outputLimit)
+	tighter("cordon.limits.fileSize", &l.fileSize, m.limits.fileSize)
+	tighter("cordon.limits.openFiles", &l.openFiles, m.limits.openFiles)
+	tighter("cordon.limits.tmpSize", &l.tmpSize, m.limits.tmpSize)
+	if l.cpus != nil && m.limits.cpus != nil && m.limits.cpus.V != 0 && (l.cpus.V == 0 || l.cpus.V > m.limits.cpus.V) {
+		m.ignored("cordon.limits.cpus", fmt.Sprint(l.cpus.V), l.cpus.Src, untrustedReason)
+		l.cpus = nil
+	}
+	if l.timeout != nil && m.limits.timeout != nil && m.limits.timeout.V != 0 && (l.timeout.V == 0 || l.timeout.V > m.limits.timeout.V) {
+		m.ignored("cordon.limits.timeout", l.timeout.V.String(), l.timeout.Src, untrustedReason)
+		l.timeout = nil
+	}
+}
+
+// restrictiveness orders modes from the most restrictive.
+func restrictiveness(m Mode) int {
+	return map[Mode]int{ReadOnly: 0, Prompt: 1, WorkspaceWrite: 2, DangerFullAccess: 3, Allow: 4}[m]
+}
+
+// apply merges a layer over what is there: lists are unioned, scalars
+// replaced.
+func (m *merger) apply(l *layer) {
+	if m.lists == nil {
+		m.lists = map[string][]entry{}
+		m.flags = map[string]*setting[bool]{}
+		m.ports = map[string]*setting[int]{}
+		m.strs = map[string]*setting[string]{}
+		m.envSet = map[string]setting[string]{}
+		m.ignore = map[string][]entry{}
+	}
+	list := func(key string, es []entry) {
+		for _, e := range es {
+			if !slices.ContainsFunc(m.lists[key], func(x entry) bool { return x.V == e.V }) {
+				m.lists[key] = append(m.lists[key], e)
+			}
+		}
+	}
+	list("sandbox.excludedCommands", l.excludedCommands)
+	list("sandbox.network.allowedDomains", l.allowedDomains)
+	list("sandbox.network.deniedDomains", l.deniedDomains)
+	list("sandbox.network.allowUnixSockets", l.unixSockets)
+	list("sandbox.filesystem.allowRead", l.allowRead)
+	list("sandbox.filesystem.denyRead", l.denyRead)
+	list("sandbox.filesystem.allowWrite", l.allowWrite)
+	list("sandbox.filesystem.allowWrite", l.additionalDirs)
+	list("sandbox.filesystem.denyWrite", l.denyWrite)
+	list("permissions.allow", l.permAllow)
+	list("permissions.deny", l.permDeny)
+	list("permissions.ask", l.permAsk)
+	list("cordon.env.deny", l.envDeny)
+	list("cordon.env.allow", l.envAllow)
+	for cmd, es := range l.ignoreViolations {
+		for _, e := range es {
+			if !slices.ContainsFunc(m.ignore[cmd], func(x entry) bool { return x.V == e.V }) {
+				m.ignore[cmd] = append(m.ignore[cmd], e)
+			}
+		}
+	}
+	maps.Copy(m.envSet, l.envSet)
+	for key, s := range map[string]*setting[bool]{
+		"sandbox.enabled": l.enabled, "sandbox.failIfUnavailable": l.failIfUnavailable,
+		"sandbox.autoAllowBashIfSandboxed": l.autoAllowBash, "sandbox.allowUnsandboxedCommands": l.allowUnsandboxed,
+		"sandbox.network.allowAllUnixSockets": l.allowAllUnixSockets, "sandbox.network.allowLocalBinding": l.allowLocalBinding,
+		"sandbox.filesystem.allowGitConfig": l.allowGitConfig, "sandbox.enableWeakerNestedSandbox": l.weakerNested,
+		"sandbox.allowNestedUserNamespaces": l.nestedUserNS, "cordon.allowSocketpair": l.allowSocketpair,
+		"cordon.allowManagedDomainsOnly": l.managedDomainsOnly, "cordon.allowManagedReadPathsOnly": l.managedReadOnly,
+		"cordon.allowManagedWritePathsOnly": l.managedWriteOnly, "cordon.allowManagedPermissionRulesOnly": l.managedPermissionsOnly,
+	} {
+		if s != nil {
+			m.flags[key] = s
+		}
+	}
+	for key, s := range map[string]*setting[int]{
+		"sandbox.network.httpProxyPort": l.httpProxyPort, "sandbox.network.socksProxyPort": l.socksProxyPort,
+	} {
+		if s != nil {
+			m.ports[key] = s
+		}
+	}
+	for key, s := range map[string]*setting[string]{
+		"permissions.disableBypassPermissionsMode": l.disableBypass, "cordon.askCommand": l.askCommand,
+	} {
+		if s != nil {
+			m.strs[key] = s
+		}
+	}
+	// permissions.defaultMode and cordon.mode name the same thing; in one
+	// file cordon's wins.
+	if l.defaultMode != nil {
+		m.mode = l.defaultMode
+	}
+	if l.mode != nil {
+		m.mode = l.mode
+	}
+	set64 := func(dst **setting[int64], v *setting[int64]) {
+		if v != nil {
+			*dst = v
+		}
+	}
+	set64(&m.limits.memory, l.memory)
+	set64(&m.limits.pids, l.pids)
+	set64(&m.limits.outputLimit, l.outputLimit)
+	set64(&m.limits.fileSize, l.fileSize)
+	set64(&m.limits.openFiles, l.openFiles)
+	set64(&m.limits.tmpSize, l.tmpSize)
+	if l.cpus != nil {
+		m.limits.cpus = l.cpus
+	}
+	if l.timeout != nil {
+		m.limits.timeout = l.timeout
+	}
+	for _, ig := range l.ignored {
+		key, reason, _ := strings.Cut(ig.V, ": ")
+		m.ignored(key, "", ig.Src, reason)
+	}
+}
+
+// finish applies the managed locks and fills the Policy and the Report.
+func (m *merger) finish(layers []*layer) {
+	p, rep := m.p, m.rep
+	locked := func(key string) bool { s := m.flags[key]; return s != nil && s.V && s.Src.Scope == ScopeManaged }
+	managedOnly := func(listKey, lockKey string) {
+		if !locked(lockKey) {
+			return
+		}
+		var keep []entry
+		for _, e := range m.lists[listKey] {
+			if e.Src.Scope == ScopeManaged || e.Src.Scope == ScopeDefault {
+				keep = append(keep, e)
+			} else {
+				m.ignored(listKey, e.V, e.Src, lockKey+" is set by the managed settings")
+			}
+		}
+		m.lists[listKey] = keep
+	}
+	managedOnly("sandbox.network.allowedDomains", "cordon.allowManagedDomainsOnly")
+	managedOnly("sandbox.filesystem.allowRead", "cordon.allowManagedReadPathsOnly")
+	managedOnly("sandbox.filesystem.allowWrite", "cordon.allowManagedWritePathsOnly")
+	managedOnly("permissions.allow", "cordon.allowManagedPermissionRulesOnly")
+
+	// allowRead re-opens inside denyRead, but never inside a path the
+	// managed settings deny: nothing below them may loosen them.
+	var keep []entry
+	for _, a := range m.lists["sandbox.filesystem.allowRead"] {
+		denied := slices.ContainsFunc(m.lists["sandbox.filesystem.denyRead"], func(d entry) bool {
+			return d.Src.Scope == ScopeManaged && a.Src.Scope != ScopeManaged && patternWithin(a.V, d.V)
+		})
+		if denied {
+			m.ignored("sandbox.filesystem.allowRead", a.V, a.Src, "it would re-open a path the managed settings deny")
+			continue
+		}
+		keep = append(keep, a)
+	}
+	m.lists["sandbox.filesystem.allowRead"] = keep
+
+	values := func(key string) []string {
+		var out []string
+		for _, e := range m.lists[key] {
+			out = append(out, e.V)
+			rep.Values = append(rep.Values, ValueReport{Key: key, Value: e.V, Source: e.Src.String()})
+		}
+		return out
+	}
+	flag := func(key string, def bool) bool {
+		s := m.flags[key]
+		if s == nil {
+			return def
+		}
+		rep.Values = append(rep.Values, ValueReport{Key: key, Value: strconv.FormatBool(s.V), Source: s.Src.String()})
+		return s.V
+	}
+	p.Filesystem.AllowRead = values("sandbox.filesystem.allowRead")
+	p.Filesystem.DenyRead = values("sandbox.filesystem.denyRead")
+	p.Filesystem.AllowWrite = values("sandbox.filesystem.allowWrite")
+	p.Filesystem.DenyWrite = values("sandbox.filesystem.denyWrite")
+	p.Filesystem.AllowGitConfig = flag("sandbox.filesystem.allowGitConfig", false)
+	p.Network.AllowedDomains = values("sandbox.network.allowedDomains")
+	p.Network.DeniedDomains = values("sandbox.network.deniedDomains")
+	p.Network.AllowUnixSockets = values("sandbox.network.allowUnixSockets")
+	p.Network.AllowAllUnixSockets = flag("sandbox.network.allowAllUnixSockets", false)
+	p.Network.AllowLocalBinding = flag("sandbox.network.allowLocalBinding", false)
+	for key, dst := range map[string]*int{"sandbox.network.httpProxyPort": &p.Network.HTTPProxyPort, "sandbox.network.socksProxyPort": &p.Network.SOCKSProxyPort} {
+		if s := m.ports[key]; s != nil {
+			*dst = s.V
+			rep.Values = append(rep.Values, ValueReport{Key: key, Value: strconv.Itoa(s.V), Source: s.Src.String()})
+		}
+	}
+	if s := m.strs["cordon.askCommand"]; s != nil {
+		p.Network.AskCommand = s.V
+		rep.Values = append(rep.Values, ValueReport{Key: "cordon.askCommand", Value: s.V, Source: s.Src.String()})
+	}
+	p.Sandbox.Disabled = !flag("sandbox.enabled", true)
+	p.FailIfUnavailable = flag("sandbox.failIfUnavailable", false)
+	p.Sandbox.AutoAllowBashIfSandboxed = flag("sandbox.autoAllowBashIfSandboxed", false)
+	p.Sandbox.AllowUnsandboxedCommands = flag("sandbox.allowUnsandboxedCommands", false)
+	p.Sandbox.EnableWeakerNestedSandbox = flag("sandbox.enableWeakerNestedSandbox", false)
+	p.Sandbox.AllowNestedUserNamespaces = flag("sandbox.allowNestedUserNamespaces", false)
+	p.Sandbox.AllowSocketpair = flag("cordon.allowSocketpair", true)
+	p.Sandbox.ExcludedCommands = values("sandbox.excludedCommands")
+	if len(m.ignore) > 0 {
+		p.Sandbox.IgnoreViolations = map[string][]string{}
+		for cmd, es := range m.ignore {
+			for _, e := range es {
+				p.Sandbox.IgnoreViolations[cmd] = append(p.Sandbox.IgnoreViolations[cmd], e.V)
+			}
+		}
+	}
+	rules := func(key string) []Rule {
+		var out []Rule
+		for _, v := range values(key) {
+			r, _ := ParseRule(v)
+			out = append(out, r)
+		}
+		return out
+	}
+	p.Permissions.Allow = rules("permissions.allow")
+	p.Permissions.Deny = rules("permissions.deny")
+	p.Permissions.Ask = rules("permissions.ask")
+	if s := m.strs["permissions.disableBypassPermissionsMode"]; s != nil {
+		p.Permissions.DisableBypass = true
+		rep.Values = append(rep.Values, ValueReport{Key: "permissions.disableBypassPermissionsMode", Value: s.V, Source: s.Src.String()})
+	}
+	if m.mode != nil {
+		p.Mode, _ = ParseMode(m.mode.V)
+		p.ModeName = m.mode.V
+		if p.Mode == Allow && p.Permissions.DisableBypass {
+			m.ignored("mode", m.mode.V, m.mode.Src, "permissions.disableBypassPermissionsMode forbids it")
+			p.Mode, p.ModeName = WorkspaceWrite, "default"
+		} else {
+			rep.Values = append(rep.Values, ValueReport{Key: "mode", Value: m.mode.V, Source: m.mode.Src.String()})
+		}
+	}
+	p.Env.Deny = values("cordon.env.deny")
+	p.Env.Allow = values("cordon.env.allow")
+	for _, k := range slices.Sorted(maps.Keys(m.envSet)) {
+		if p.Env.Set == nil {
+			p.Env.Set = map[string]string{}
+		}
+		v := m.envSet[k]
+		p.Env.Set[k] = v.V
+		rep.Values = append(rep.Values, ValueReport{Key: "cordon.env.set." + k, Value: v.V, Source: v.Src.String()})
+	}
+	lim := &m.limits
+	for _, x := range []struct {
+		key string
+		s   *setting[int64]
+		dst *int64
+	}{
+		{"cordon.limits.memory", lim.memory, &p.Limits.Memory}, {"cordon.limits.pids", lim.pids, &p.Limits.Pids},
+		{"cordon.limits.outputLimit", lim.outputLimit, &p.Limits.OutputLimit}, {"cordon.limits.fileSize", lim.fileSize, &p.Limits.FileSize},
+		{"cordon.limits.openFiles", lim.openFiles, &p.Limits.OpenFiles}, {"cordon.limits.tmpSize", lim.tmpSize, &p.Limits.TmpSize},
+	} {
+		if x.s != nil {
+			*x.dst = x.s.V
+			rep.Values = append(rep.Values, ValueReport{Key: x.key, Value: strconv.FormatInt(x.s.V, 10), Source: x.s.Src.String()})
+		}
+	}
+	if lim.cpus != nil {
+		p.Limits.CPUs = lim.cpus.V
+		rep.Values = append(rep.Values, ValueReport{Key: "cordon.limits.cpus", Value: fmt.Sprint(lim.cpus.V), Source: lim.cpus.Src.String()})
+	}
+	if lim.timeout != nil {
+		p.Limits.Timeout = lim.timeout.V
+		rep.Values = append(rep.Values, ValueReport{Key: "cordon.limits.timeout", Value: lim.timeout.V.String(), Source: lim.timeout.Src.String()})
+	}
+	rep.Notes = append(rep.Notes,
+		"reads are allowed everywhere but denyRead; an allowRead inside a denyRead re-opens that path (allowRead wins)",
+		"writes are allowed only in the workspace and allowWrite; a denyWrite inside an allowWrite closes that path (denyWrite wins)",
+		"always read-only in every writable root, whatever the settings: "+strings.Join(ProtectedInWritable, ", "),
+	)
+	if !p.Trusted {
+		rep.Notes = append(rep.Notes, "the workspace is not trusted: its own settings files may only tighten the sandbox (cordon trust "+p.Workspace+")")
+	}
+}
+
+// patternWithin reports whether everything pattern a names lies within
+// what pattern d names (d's matches or below them).
+func patternWithin(a, d string) bool {
+	if MatchPattern(d, UnescapePattern(a)) {
+		return true
+	}
+	for dir := UnescapePattern(a); dir != "/" && dir != "."; {
+		if MatchPattern(d, dir) {
+			return true
+		}
+		next := dir[:max(strings.LastIndex(dir, "/"), 1)]
+		if next == dir {
+			break
+		}
+		dir = next
+	}
+	return false
+}

@@ -1,0 +1,793 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scope says where a setting came from. Higher scopes take precedence.
+type Scope int
+
+// The scopes, lowest precedence first.
+const (
+	ScopeDefault Scope = iota // the embedded default policy
+	ScopeUser                 // ~/.config/cordon, ~/.claude, ~/.srt-settings.json
+	ScopeProject              // <workspace>/.cordon/settings.json, .claude/settings.json
+	ScopeLocal                // <workspace>/.cordon/settings.local.json, .claude/settings.local.json
+	ScopeFlag                 // --settings FILE and the other flags of the command line
+	ScopeManaged              // /etc/cordon/managed-settings.json, Claude Code's managed file
+)
+
+func (s Scope) String() string {
+	return [...]string{"default", "user", "project", "local", "flag", "managed"}[s]
+}
+
+// format is the dialect of a settings file.
+type format int
+
+const (
+	formatCordon format = iota // cordon's own files: every key known
+	formatClaude               // Claude Code's: other tools' top-level keys ignored
+	formatSRT                  // sandbox-runtime's ~/.srt-settings.json
+)
+
+// Source is where a value was set: a file and position, or a flag.
+type Source struct {
+	File  string `json:"file"`
+	Line  int    `json:"line,omitempty"`
+	Col   int    `json:"col,omitempty"`
+	Scope Scope  `json:"-"`
+}
+
+func (s Source) String() string {
+	if s.Line == 0 {
+		return s.File
+	}
+	return fmt.Sprintf("%s:%d:%d", s.File, s.Line, s.Col)
+}
+
+// setting is a scalar value and where it was set.
+type setting[T any] struct {
+	V   T
+	Src Source
+}
+
+// entry is one element of a list setting and where it was set.
+type entry struct {
+	V   string
+	Src Source
+}
+
+// layer is everything one settings file (or the flags) says, decoded and
+// validated, paths already absolute.
+type layer struct {
+	file  string
+	scope Scope
+	// base is what "/x" in a Claude Code path is relative to: the project
+	// that holds the file.
+	base string
+
+	enabled, failIfUnavailable, autoAllowBash, allowUnsandboxed    *setting[bool]
+	allowAllUnixSockets, allowLocalBinding, allowGitConfig         *setting[bool]
+	weakerNested, nestedUserNS, allowSocketpair                    *setting[bool]
+	httpProxyPort, socksProxyPort                                  *setting[int]
+	excludedCommands, allowedDomains, deniedDomains, unixSockets   []entry
+	allowRead, denyRead, allowWrite, denyWrite                     []entry
+	ignoreViolations                                               map[string][]entry
+	permAllow, permDeny, permAsk, additionalDirs                   []entry
+	defaultMode, disableBypass, mode                               *setting[string]
+	envDeny, envAllow                                              []entry
+	envSet                                                         map[string]setting[string]
+	memory, pids, outputLimit, fileSize, openFiles, tmpSize        *setting[int64]
+	cpus                                                           *setting[float64]
+	timeout                                                        *setting[time.Duration]
+	trusted                                                        []entry
+	managedDomainsOnly, managedReadOnly, managedWriteOnly          *setting[bool]
+	managedPermissionsOnly                                         *setting[bool]
+	askCommand                                                     *setting[string]
+	// ignored are keys known to another tool that cordon does not act
+	// on, with the reason (shown by cordon config).
+	ignored []entry
+}
+
+// decoder reads one settings file's JSON tree into a layer.
+type decoder struct {
+	l       *layer
+	format  format
+	home    string
+	cwd     string
+	pathDir func(raw string) (string, error)
+}
+
+func (d *decoder) errAt(pos Pos, format string, args ...any) error {
+	return &SettingsError{File: d.l.file, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *decoder) src(pos Pos) Source {
+	return Source{File: d.l.file, Line: pos.Line, Col: pos.Col, Scope: d.l.scope}
+}
+
+// object walks the members of an object node, dispatching known keys and
+// rejecting (strict) or ignoring (lenient) the rest.
+type object struct {
+	d      *decoder
+	n      *node
+	path   string // "sandbox.network", for messages
+	strict bool
+	known  []string
+}
+
+func (d *decoder) object(n *node, path string, strict bool) (*object, error) {
+	if n.kind != kindObject {
+		return nil, d.errAt(n.pos, "%s must be an object, not %s", path, n.kind)
+	}
+	return &object{d: d, n: n, path: path, strict: strict}, nil
+}
+
+// each calls fn for every member whose key is in keys (the known keys), and
+// errors on the others when strict.
+func (o *object) each(keys []string, fn func(key string, v *node) error) error {
+	for _, m := range o.n.members {
+		if !slices.Contains(keys, m.key) {
+			if o.strict {
+				return o.d.errAt(m.keyPos, "unknown key %q in %s%s", m.key, o.path, suggest(m.key, keys))
+			}
+			continue
+		}
+		if err := fn(m.key, m.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// suggest returns `(did you mean "x"?)` for the known key closest to key.
+func suggest(key string, known []string) string {
+	best, bestD := "", math.MaxInt
+	for _, k := range known {
+		d := distance(strings.ToLower(key), strings.ToLower(k))
+		if d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best != "" && bestD <= max(2, len(key)/3) {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", "))
+}
+
+// distance is the Levenshtein distance.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func (d *decoder) boolean(n *node, key string) (*setting[bool], error) {
+	if n.kind != kindBool {
+		return nil, d.errAt(n.pos, "%s must be true or false, not %s", key, n.kind)
+	}
+	return &setting[bool]{n.boolean, d.src(n.pos)}, nil
+}
+
+func (d *decoder) str(n *node, key string) (*setting[string], error) {
+	if n.kind != kindString {
+		return nil, d.errAt(n.pos, "%s must be a string, not %s", key, n.kind)
+	}
+	return &setting[string]{n.text, d.src(n.pos)}, nil
+}
+
+func (d *decoder) port(n *node, key string) (*setting[int], error) {
+	v, err := strconv.Atoi(n.text)
+	if n.kind != kindNumber || err != nil || v < 1 || v > 65535 {
+		return nil, d.errAt(n.pos, "%s must be a port number from 1 to 65535", key)
+	}
+	return &setting[int]{v, d.src(n.pos)}, nil
+}
+
+// strings reads an array of non-empty strings, each checked by check (which
+// may rewrite it).
+func (d *decoder) strings(n *node, key string, check func(string) (string, error)) ([]entry, error) {
+	if n.kind != kindArray {
+		return nil, d.errAt(n.pos, "%s must be an array of strings, not %s", key, n.kind)
+	}
+	var out []entry
+	for _, it := range n.items {
+		if it.kind != kindString {
+			return nil, d.errAt(it.pos, "%s must contain strings, not %s", key, it.kind)
+		}
+		v := it.text
+		if strings.TrimSpace(v) == "" {
+			return nil, d.errAt(it.pos, "%s has an empty entry", key)
+		}
+		if check != nil {
+			var err error
+			if v, err = check(v); err != nil {
+				return nil, d.errAt(it.pos, "%s: %v", key, err)
+			}
+		}
+		out = append(out, entry{v, d.src(it.pos)})
+	}
+	return out, nil
+}
+
+// paths reads an array of path patterns: strings, or (sandbox-runtime's
+// form) objects {"path": P, "literal": true} naming a path that is not a
+// glob. Every entry comes out absolute, as a pattern (see Pattern).
+func (d *decoder) paths(n *node, key string) ([]entry, error) {
+	if n.kind != kindArray {
+		return nil, d.errAt(n.pos, "%s must be an array of paths, not %s", key, n.kind)
+	}
+	var out []entry
+	for _, it := range n.items {
+		raw, literal := "", false
+		switch it.kind {
+		case kindString:
+			raw = it.text
+		case kindObject:
+			o, _ := d.object(it, key+"[]", true)
+			err := o.each([]string{"path", "literal"}, func(k string, v *node) error {
+				switch k {
+				case "path":
+					s, err := d.str(v, key+"[].path")
+					if err != nil {
+						return err
+					}
+					raw = s.V
+				case "literal":
+					b, err := d.boolean(v, key+"[].literal")
+					if err != nil {
+						return err
+					}
+					literal = b.V
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		default:
+			return nil, d.errAt(it.pos, "%s must contain paths (strings), not %s", key, it.kind)
+		}
+		abs, err := d.pathDir(raw)
+		if err != nil {
+			return nil, d.errAt(it.pos, "%s: %v", key, err)
+		}
+		if literal {
+			abs = EscapePattern(abs)
+		} else if err := ValidatePattern(abs); err != nil {
+			return nil, d.errAt(it.pos, "%s: %v", key, err)
+		}
+		out = append(out, entry{abs, d.src(it.pos)})
+	}
+	return out, nil
+}
+
+// size reads a byte size: a number of bytes or a string like "512M", "2G".
+func (d *decoder) size(n *node, key string) (*setting[int64], error) {
+	var v int64
+	var err error
+	switch n.kind {
+	case kindNumber:
+		v, err = strconv.ParseInt(n.text, 10, 64)
+	case kindString:
+		v, err = ParseSize(n.text)
+	default:
+		err = fmt.Errorf("wrong type")
+	}
+	if err != nil || v < 0 {
+		return nil, d.errAt(n.pos, "%s must be a size: a number of bytes or a string such as \"512M\" or \"2G\"", key)
+	}
+	return &setting[int64]{v, d.src(n.pos)}, nil
+}
+
+func (d *decoder) count(n *node, key string) (*setting[int64], error) {
+	v, err := strconv.ParseInt(n.text, 10, 64)
+	if n.kind != kindNumber || err != nil || v < 0 {
+		return nil, d.errAt(n.pos, "%s must be a whole number, 0 or more", key)
+	}
+	return &setting[int64]{v, d.src(n.pos)}, nil
+}
+
+// ParseSize reads a size such as "512M", "2G", "1.5GiB" or "4096".
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "IB"), "B")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		if m, ok := map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}[t[n-1]]; ok {
+			mult, t = m, t[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || f < 0 || f*float64(mult) > math.MaxInt64 {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// decode reads a whole settings file.
+func (d *decoder) decode(root *node) error {
+	top := []string{"permissions", "sandbox", "cordon"}
+	if d.format == formatSRT {
+		top = []string{"network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
+	}
+	if d.format == formatCordon {
+		// cordon's own files may also be written in sandbox-runtime's
+		// shape, so that one file serves both.
+		top = append(top, "network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces")
+	}
+	o, err := d.object(root, "the settings", d.format == formatCordon)
+	if err != nil {
+		return err
+	}
+	if d.format == formatSRT {
+		// sandbox-runtime's own keys that cordon has no use for, or that
+		// would need a mechanism it does not have: the second kind would
+		// tighten the sandbox, so ignoring them would fail open.
+		for _, m := range root.members {
+			if reason, ok := srtIgnored[m.key]; ok {
+				d.l.ignored = append(d.l.ignored, entry{m.key + ": " + reason, d.src(m.keyPos)})
+			} else if reason, ok := srtUnsupported[m.key]; ok {
+				return d.errAt(m.keyPos, "%s is not supported by cordon (%s): remove it, or use sandbox-runtime for this policy", m.key, reason)
+			} else if !slices.Contains(top, m.key) {
+				return d.errAt(m.keyPos, "unknown key %q in the settings%s", m.key, suggest(m.key, top))
+			}
+		}
+	}
+	return o.each(top, func(key string, v *node) error {
+		switch key {
+		case "permissions":
+			return d.permissions(v)
+		case "sandbox":
+			return d.sandbox(v)
+		case "cordon":
+			return d.cordon(v)
+		case "network":
+			return d.network(v, "network")
+		case "filesystem":
+			return d.filesystem(v, "filesystem")
+		case "ignoreViolations":
+			return d.ignoreViolations(v, key)
+		case "enableWeakerNestedSandbox":
+			b, err := d.boolean(v, key)
+			d.l.weakerNested = b
+			return err
+		case "allowNestedUserNamespaces":
+			b, err := d.boolean(v, key)
+			d.l.nestedUserNS = b
+			return err
+		}
+		return nil
+	})
+}
+
+// srtIgnored are sandbox-runtime keys cordon ignores: they configure
+// sandbox-runtime's own machinery (its helper binaries, its search for
+// files to protect) and loosen nothing when left out.
+var srtIgnored = map[string]string{
+	"ripgrep":                  "cordon does not search for files with ripgrep",
+	"mandatoryDenySearchDepth": "cordon protects the always-protected paths in every writable root",
+	"seccomp":                  "cordon has its own seccomp profile",
+	"bwrapPath":                "cordon does not use bubblewrap",
+	"socatPath":                "cordon does not use socat",
+	"javaAgentJarPath":         "not supported",
+	"windows":                  "cordon does not run on Windows",
+	"allowPty":                 "a sandboxed command gets a terminal of its own when cordon is run on one",
+	"git":                      "not supported; git inside the sandbox uses the host's configuration, read-only",
+}
+
+// srtUnsupported are sandbox-runtime keys whose absence would leave the
+// sandbox looser than the file asks: cordon refuses the file.
+var srtUnsupported = map[string]string{
+	"credentials":                  "credential masking",
+	"enableWeakerNetworkIsolation": "it is a weaker mode cordon does not offer",
+	"allowAppleEvents":             "macOS Apple events",
+}
+
+func (d *decoder) sandbox(n *node) error {
+	keys := []string{"enabled", "failIfUnavailable", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands",
+		"excludedCommands", "network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox",
+		"allowNestedUserNamespaces"}
+	o, err := d.object(n, "sandbox", true)
+	if err != nil {
+		return err
+	}
+	l := d.l
+	return o.each(keys, func(key string, v *node) error {
+		var err error
+		switch key {
+		case "enabled":
+			l.enabled, err = d.boolean(v, "sandbox.enabled")
+		case "failIfUnavailable":
+			l.failIfUnavailable, err = d.boolean(v, "sandbox.failIfUnavailable")
+		case "autoAllowBashIfSandboxed":
+			l.autoAllowBash, err = d.boolean(v, "sandbox.autoAllowBashIfSandboxed")
+		case "allowUnsandboxedCommands":
+			l.allowUnsandboxed, err = d.boolean(v, "sandbox.allowUnsandboxedCommands")
+		case "excludedCommands":
+			l.excludedCommands, err = d.strings(v, "sandbox.excludedCommands", nil)
+		case "network":
+			err = d.network(v, "sandbox.network")
+		case "filesystem":
+			err = d.filesystem(v, "sandbox.filesystem")
+		case "ignoreViolations":
+			err = d.ignoreViolations(v, "sandbox.ignoreViolations")
+		case "enableWeakerNestedSandbox":
+			l.weakerNested, err = d.boolean(v, "sandbox.enableWeakerNestedSandbox")
+		case "allowNestedUserNamespaces":
+			l.nestedUserNS, err = d.boolean(v, "sandbox.allowNestedUserNamespaces")
+		}
+		return err
+	})
+}
+
+func (d *decoder) network(n *node, path string) error {
+	keys := []string{"allowedDomains", "deniedDomains", "allowUnixSockets", "allowAllUnixSockets",
+		"allowLocalBinding", "httpProxyPort", "socksProxyPort"}
+	o, err := d.object(n, path, true)
+	if err != nil {
+		return err
+	}
+	l := d.l
+	if d.format == formatSRT {
+		// sandbox-runtime's network options that would tighten what
+		// cordon's proxy does if honoured.
+		for _, m := range n.members {
+			switch m.key {
+			case "deniedDomainReasons", "strictAllowlist", "allowMachLookup", "mitmProxy", "parentProxy":
+				l.ignored = append(l.ignored, entry{path + "." + m.key + ": not supported; ignored (it does not widen the sandbox)", d.src(m.keyPos)})
+			case "deniedResolvedAddresses", "filterRequest", "allowPlaintextHeaderSet", "stripResponseHeaders",
+				"refuseOpaqueTunnels", "requireHostMatch", "ambiguousRequestTarget", "tlsTerminate":
+				return d.errAt(m.keyPos, "%s.%s is not supported by cordon: remove it, or use sandbox-runtime for this policy", path, m.key)
+			}
+		}
+		o.strict = false
+	}
+	return o.each(keys, func(key string, v *node) error {
+		var err error
+		name := path + "." + key
+		switch key {
+		case "allowedDomains":
+			var es []entry
+			es, err = d.strings(v, name, CheckDomainPattern)
+			l.allowedDomains = append(l.allowedDomains, es...)
+		case "deniedDomains":
+			var es []entry
+			es, err = d.strings(v, name, CheckDomainPattern)
+			l.deniedDomains = append(l.deniedDomains, es...)
+		case "allowUnixSockets":
+			var es []entry
+			es, err = d.strings(v, name, func(s string) (string, error) { return d.pathDir(s) })
+			l.unixSockets = append(l.unixSockets, es...)
+		case "allowAllUnixSockets":
+			l.allowAllUnixSockets, err = d.boolean(v, name)
+		case "allowLocalBinding":
+			l.allowLocalBinding, err = d.boolean(v, name)
+		case "httpProxyPort":
+			l.httpProxyPort, err = d.port(v, name)
+		case "socksProxyPort":
+			l.socksProxyPort, err = d.port(v, name)
+		}
+		return err
+	})
+}
+
+func (d *decoder) filesystem(n *node, path string) error {
+	keys := []string{"allowRead", "denyRead", "allowWrite", "denyWrite", "allowGitConfig"}
+	o, err := d.object(n, path, true)
+	if err != nil {
+		return err
+	}
+	if d.format == formatSRT {
+		for _, m := range n.members {
+			if m.key == "disabled" {
+				return d.errAt(m.keyPos, "%s.disabled is not supported by cordon: a sandbox without file system rules is not a sandbox", path)
+			}
+		}
+	}
+	l := d.l
+	return o.each(keys, func(key string, v *node) error {
+		var err error
+		var es []entry
+		name := path + "." + key
+		switch key {
+		case "allowRead":
+			es, err = d.paths(v, name)
+			l.allowRead = append(l.allowRead, es...)
+		case "denyRead":
+			es, err = d.paths(v, name)
+			l.denyRead = append(l.denyRead, es...)
+		case "allowWrite":
+			es, err = d.paths(v, name)
+			l.allowWrite = append(l.allowWrite, es...)
+		case "denyWrite":
+			es, err = d.paths(v, name)
+			l.denyWrite = append(l.denyWrite, es...)
+		case "allowGitConfig":
+			l.allowGitConfig, err = d.boolean(v, name)
+		}
+		return err
+	})
+}
+
+func (d *decoder) ignoreViolations(n *node, path string) error {
+	o, err := d.object(n, path, false)
+	if err != nil {
+		return err
+	}
+	if d.l.ignoreViolations == nil {
+		d.l.ignoreViolations = map[string][]entry{}
+	}
+	for _, m := range o.n.members {
+		es, err := d.strings(m.value, path+"."+m.key, nil)
+		if err != nil {
+			return err
+		}
+		d.l.ignoreViolations[m.key] = append(d.l.ignoreViolations[m.key], es...)
+	}
+	return nil
+}
+
+func (d *decoder) permissions(n *node) error {
+	keys := []string{"allow", "deny", "ask", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
+	o, err := d.object(n, "permissions", true)
+	if err != nil {
+		return err
+	}
+	l := d.l
+	return o.each(keys, func(key string, v *node) error {
+		var err error
+		name := "permissions." + key
+		switch key {
+		case "allow":
+			l.permAllow, err = d.strings(v, name, d.rule)
+			if err == nil {
+				err = d.ruleEffects(l.permAllow, true)
+			}
+		case "deny":
+			l.permDeny, err = d.strings(v, name, d.rule)
+			if err == nil {
+				err = d.ruleEffects(l.permDeny, false)
+			}
+		case "ask":
+			l.permAsk, err = d.strings(v, name, d.rule)
+		case "defaultMode":
+			l.defaultMode, err = d.str(v, name)
+			if err == nil {
+				if _, perr := ParseMode(l.defaultMode.V); perr != nil {
+					return d.errAt(v.pos, "%s: %v", name, perr)
+				}
+			}
+		case "additionalDirectories":
+			l.additionalDirs, err = d.strings(v, name, func(s string) (string, error) { return d.pathDir(s) })
+		case "disableBypassPermissionsMode":
+			l.disableBypass, err = d.str(v, name)
+			if err == nil && l.disableBypass.V != "disable" {
+				return d.errAt(v.pos, "%s must be \"disable\"", name)
+			}
+		}
+		return err
+	})
+}
+
+// rule validates a permission rule.
+func (d *decoder) rule(s string) (string, error) {
+	r, err := ParseRule(s)
+	if err != nil {
+		return "", err
+	}
+	return r.String(), nil
+}
+
+// ruleEffects feeds the sandbox from permission rules, as Claude Code does:
+// Read rules name readable or unreadable paths, Edit and Write rules
+// writable or read-only ones, WebFetch(domain:...) rules the network.
+func (d *decoder) ruleEffects(rules []entry, allow bool) error {
+	l := d.l
+	for _, e := range rules {
+		r, _ := ParseRule(e.V)
+		if isPath, writes := r.pathTool(); isPath {
+			p, err := d.pathDir(r.Specifier)
+			if err == nil {
+				err = ValidatePattern(p)
+			}
+			if err != nil {
+				return &SettingsError{File: l.file, Pos: Pos{e.Src.Line, e.Src.Col}, Msg: fmt.Sprintf("rule %s: %v", e.V, err)}
+			}
+			pe := entry{p, e.Src}
+			switch {
+			case writes && allow:
+				l.allowWrite = append(l.allowWrite, pe)
+			case writes:
+				l.denyWrite = append(l.denyWrite, pe)
+			case allow:
+				l.allowRead = append(l.allowRead, pe)
+			default:
+				l.denyRead = append(l.denyRead, pe)
+			}
+			continue
+		}
+		if r.Tool == "WebFetch" && r.HasSpecifier {
+			de := entry{strings.TrimPrefix(r.Specifier, "domain:"), e.Src}
+			if allow {
+				l.allowedDomains = append(l.allowedDomains, de)
+			} else {
+				l.deniedDomains = append(l.deniedDomains, de)
+			}
+		}
+	}
+	return nil
+}
+
+func (d *decoder) cordon(n *node) error {
+	keys := []string{"mode", "env", "limits", "trustedWorkspaces", "allowManagedDomainsOnly",
+		"allowManagedReadPathsOnly", "allowManagedWritePathsOnly", "allowManagedPermissionRulesOnly",
+		"allowSocketpair", "askCommand"}
+	o, err := d.object(n, "cordon", true)
+	if err != nil {
+		return err
+	}
+	l := d.l
+	managedOnly := func(key string, v *node) (*setting[bool], error) {
+		if d.l.scope != ScopeManaged {
+			return nil, d.errAt(v.pos, "cordon.%s is only honoured in managed settings (/etc/cordon/managed-settings.json)", key)
+		}
+		return d.boolean(v, "cordon."+key)
+	}
+	return o.each(keys, func(key string, v *node) error {
+		var err error
+		switch key {
+		case "mode":
+			l.mode, err = d.str(v, "cordon.mode")
+			if err == nil {
+				if _, perr := ParseMode(l.mode.V); perr != nil {
+					return d.errAt(v.pos, "cordon.mode: %v", perr)
+				}
+			}
+		case "env":
+			err = d.env(v)
+		case "limits":
+			err = d.limits(v)
+		case "trustedWorkspaces":
+			if d.l.scope != ScopeUser && d.l.scope != ScopeManaged {
+				return d.errAt(v.pos, "cordon.trustedWorkspaces is only honoured in user or managed settings: a workspace cannot trust itself")
+			}
+			l.trusted, err = d.strings(v, "cordon.trustedWorkspaces", func(s string) (string, error) {
+				if !filepath.IsAbs(s) {
+					return "", fmt.Errorf("%q is not an absolute path", s)
+				}
+				return filepath.Clean(s), nil
+			})
+		case "allowManagedDomainsOnly":
+			l.managedDomainsOnly, err = managedOnly(key, v)
+		case "allowManagedReadPathsOnly":
+			l.managedReadOnly, err = managedOnly(key, v)
+		case "allowManagedWritePathsOnly":
+			l.managedWriteOnly, err = managedOnly(key, v)
+		case "allowManagedPermissionRulesOnly":
+			l.managedPermissionsOnly, err = managedOnly(key, v)
+		case "allowSocketpair":
+			l.allowSocketpair, err = d.boolean(v, "cordon.allowSocketpair")
+		case "askCommand":
+			l.askCommand, err = d.str(v, "cordon.askCommand")
+		}
+		return err
+	})
+}
+
+func (d *decoder) env(n *node) error {
+	o, err := d.object(n, "cordon.env", true)
+	if err != nil {
+		return err
+	}
+	l := d.l
+	return o.each([]string{"deny", "allow", "set"}, func(key string, v *node) error {
+		var err error
+		switch key {
+		case "deny":
+			l.envDeny, err = d.strings(v, "cordon.env.deny", checkEnvPattern)
+		case "allow":
+			l.envAllow, err = d.strings(v, "cordon.env.allow", checkEnvPattern)
+		case "set":
+			so, err := d.object(v, "cordon.env.set", false)
+			if err != nil {
+				return err
+			}
+			l.envSet = map[string]setting[string]{}
+			for _, m := range so.n.members {
+				if !validEnvName(m.key) {
+					return d.errAt(m.keyPos, "cordon.env.set: %q is not a variable name", m.key)
+				}
+				s, err := d.str(m.value, "cordon.env.set."+m.key)
+				if err != nil {
+					return err
+				}
+				l.envSet[m.key] = *s
+			}
+		}
+		return err
+	})
+}
+
+func (d *decoder) limits(n *node) error {
+	keys := []string{"memory", "pids", "cpus", "timeout", "outputLimit", "fileSize", "openFiles", "tmpSize"}
+	o, err := d.object(n, "cordon.limits", true)
+	if err != nil {
+		return err
+	}
+	l := d.l
+	return o.each(keys, func(key string, v *node) error {
+		var err error
+		name := "cordon.limits." + key
+		switch key {
+		case "memory":
+			l.memory, err = d.size(v, name)
+		case "outputLimit":
+			l.outputLimit, err = d.size(v, name)
+		case "fileSize":
+			l.fileSize, err = d.size(v, name)
+		case "tmpSize":
+			l.tmpSize, err = d.size(v, name)
+		case "pids":
+			l.pids, err = d.count(v, name)
+		case "openFiles":
+			l.openFiles, err = d.count(v, name)
+		case "cpus":
+			f, perr := strconv.ParseFloat(v.text, 64)
+			if v.kind != kindNumber || perr != nil || f < 0 {
+				return d.errAt(v.pos, "%s must be a number of CPUs, such as 2 or 0.5", name)
+			}
+			l.cpus = &setting[float64]{f, d.src(v.pos)}
+		case "timeout":
+			s, serr := d.str(v, name)
+			if serr != nil {
+				return serr
+			}
+			t, perr := time.ParseDuration(s.V)
+			if perr != nil || t < 0 {
+				return d.errAt(v.pos, "%s must be a duration such as \"90s\" or \"10m\"", name)
+			}
+			l.timeout = &setting[time.Duration]{t, s.Src}
+		}
+		return err
+	})
+}
+
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkEnvPattern(s string) (string, error) {
+	if !validEnvName(strings.ReplaceAll(s, "*", "X")) {
+		return "", fmt.Errorf("%q is not a variable name pattern (letters, digits, _ and *)", s)
+	}
+	return s, nil
+}

@@ -1,0 +1,53 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzSettings feeds arbitrary bytes to the settings loader in each
+// dialect: it must never panic, must reject what encoding/json rejects, and
+// every error must be a SettingsError.
+func FuzzSettings(f *testing.F) {
+	for _, seed := range []string{
+		string(defaultSettings),
+		`{"sandbox": {"filesystem": {"denyRead": ["~/.ssh", "/**/.env"]}}}`,
+		`{"permissions": {"allow": ["Bash(npm run test:*)", "Read(//etc/**)"], "deny": ["WebFetch(domain:x.com)"]}}`,
+		`{"network": {"allowedDomains": ["*.github.com:443"]}, "filesystem": {"denyRead": [{"path": "/a[b]", "literal": true}]}}`,
+		`{"cordon": {"limits": {"memory": "1.5G", "timeout": "90s"}, "env": {"set": {"A": "b"}}}}`,
+		`{"a": [1, 2.5e3, -0, true, null, "\u00e9\ud83d\ude00"]}`,
+		`{"x": "\ud800"}`, `[]`, `{`, `{"a":1,}`, `{"a" 1}`, "\xef\xbb\xbf{}",
+	} {
+		f.Add([]byte(seed))
+	}
+	o := LoadOptions{Workspace: "/w", Cwd: "/w", Home: "/h"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		root, perr := parseJSON(data)
+		if perr == nil && !json.Valid(data) && !(len(data) >= 3 && string(data[:3]) == "\xef\xbb\xbf") {
+			t.Fatalf("parseJSON accepted invalid JSON %q", data)
+		}
+		if perr != nil && json.Valid(data) {
+			var se *syntaxError
+			if !errors.As(perr, &se) {
+				t.Fatalf("parseJSON error without a position: %v", perr)
+			}
+			// Only duplicate keys, invalid UTF-8 and excessive depth may
+			// refuse what encoding/json takes.
+			if !strings.HasPrefix(se.msg, "duplicate") && se.msg != "nested too deeply" && se.msg != "invalid UTF-8 in a string" {
+				t.Fatalf("parseJSON refused valid JSON %q: %v", data, perr)
+			}
+		}
+		_ = root
+		for _, fm := range []format{formatCordon, formatClaude, formatSRT} {
+			for _, sc := range []Scope{ScopeUser, ScopeProject, ScopeManaged} {
+				_, err := readLayer("f.json", data, sc, fm, o, "/w")
+				var se *SettingsError
+				if err != nil && !errors.As(err, &se) {
+					t.Fatalf("error is not a SettingsError: %v", err)
+				}
+			}
+		}
+	})
+}

@@ -121,9 +121,23 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 		return 0, fmt.Errorf("lifeline pipe: %w", err)
 	}
 	defer lifeW.Close()
-	process.ExtraFiles = []*os.File{lifeR}
-	if program != nil {
-		process.ExtraFiles = append(process.ExtraFiles, program)
+	rules, err := landlockFile(s)
+	if err != nil {
+		lifeR.Close()
+		return 0, err
+	}
+	if rules != nil {
+		defer rules.Close()
+	}
+	// The init finds each at its fixed descriptor number (spec.Init*FD).
+	process.ExtraFiles, err = initFiles(map[int]*os.File{
+		spec.InitParentFD:   lifeR,
+		spec.InitSeccompFD:  program,
+		spec.InitLandlockFD: rules,
+	})
+	if err != nil {
+		lifeR.Close()
+		return 0, err
 	}
 
 	var term *terminal
@@ -320,4 +334,53 @@ func writeMeta(root, id string, m Meta) error {
 		return fmt.Errorf("record sandbox: %w", err)
 	}
 	return nil
+}
+
+// initFiles lays files out at their descriptor numbers (from 3, as
+// ExtraFiles are passed), filling gaps with /dev/null.
+func initFiles(byFD map[int]*os.File) ([]*os.File, error) {
+	last := 0
+	for fd, f := range byFD {
+		if f != nil && fd > last {
+			last = fd
+		}
+	}
+	var files []*os.File
+	for fd := 3; fd <= last; fd++ {
+		f := byFD[fd]
+		if f == nil {
+			null, err := os.Open(os.DevNull)
+			if err != nil {
+				return nil, err
+			}
+			f = null
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// landlockFile returns the spec's Landlock rules in the init's format, in a
+// sealed memory file, or nil when the spec has none.
+func landlockFile(s *specs.Spec) (*os.File, error) {
+	raw := s.Annotations[spec.AnnotationLandlock]
+	if raw == "" {
+		return nil, nil
+	}
+	var rules []spec.LandlockRule
+	if err := json.Unmarshal([]byte(raw), &rules); err != nil {
+		return nil, fmt.Errorf("landlock rules: %w", err)
+	}
+	fd, err := unix.MemfdCreate("cordon-landlock", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("landlock rules: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "cordon-landlock")
+	if _, err := f.Write(spec.EncodeLandlock(rules)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("landlock rules: %w", err)
+	}
+	// The init reads it with pread; nobody may change it meanwhile.
+	_, _ = unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL)
+	return f, nil
 }

@@ -9,8 +9,8 @@
  * namespace must be made between clone and execve, with a seccomp filter
  * installed in the child, which Go's os.StartProcess cannot do.
  *
- *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S] [--uid=U --gid=G]
- *                       -- COMMAND [ARGS...]
+ *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S] [--landlock-fd=L]
+ *                       [--uid=U --gid=G] -- COMMAND [ARGS...]
  *
  * It starts COMMAND in a process group of its own (the terminal's
  * foreground group when the sandbox has a terminal), with the caller's own
@@ -18,7 +18,9 @@
  * sandbox's user namespace maps only root, as libcontainer requires), under
  * the seccomp program read from S (a little-endian uint64 of filter flags,
  * then struct sock_filter[]; see spec.InitSeccompFD), which it then
- * installs in itself as well. It
+ * installs in itself as well, and with the Landlock rules read from L
+ * (records "r", "w" or "l", NUL, path, NUL; see spec.InitLandlockFD) as far as
+ * the kernel's Landlock ABI allows. It
  * passes on every signal it receives to that group, reaps orphans, and ends
  * every process of the sandbox when COMMAND exits or when cordon on the
  * host goes away (the lifeline descriptor N reaches end of file, or the
@@ -32,6 +34,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/types.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
@@ -56,7 +59,7 @@ static void fail(const char *what, int err)
 }
 
 struct options {
-	int parent_fd, seccomp_fd;
+	int parent_fd, seccomp_fd, landlock_fd;
 	long uid, gid;
 	char **argv;
 };
@@ -199,7 +202,175 @@ static void exec_path(char **argv, char **envp)
 	errno = eacces ? EACCES : ENOENT;
 }
 
-static void child(const struct options *o, const struct program *prog, char **envp, int report_fd, int foreground)
+/* The Landlock rules, as read: NUL-separated "r"/"w" and path pairs. */
+struct landlock_rules {
+	char *data;
+	size_t len;
+};
+
+static int read_all(int fd, struct landlock_rules *r)
+{
+	struct stat st;
+	size_t have = 0;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (st.st_size <= 0 || st.st_size > (16 << 20)) {
+		errno = EINVAL;
+		return -1;
+	}
+	r->data = malloc(st.st_size + 1);
+	if (!r->data)
+		return -1;
+	while (have < (size_t)st.st_size) {
+		n = pread(fd, r->data + have, st.st_size - have, have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		have += n;
+	}
+	r->data[have] = 0;
+	r->len = have;
+	return 0;
+}
+
+/*
+ * Landlock's kernel interface, written out: distribution headers lag the
+ * kernels they run on (Debian 12's know ABI 1 and 2), and the interface is
+ * stable.
+ */
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#define LANDLOCK_RULE_PATH_BENEATH 1
+#define LANDLOCK_ACCESS_FS_EXECUTE (1ULL << 0)
+#define LANDLOCK_ACCESS_FS_WRITE_FILE (1ULL << 1)
+#define LANDLOCK_ACCESS_FS_READ_FILE (1ULL << 2)
+#define LANDLOCK_ACCESS_FS_READ_DIR (1ULL << 3)
+#define LANDLOCK_ACCESS_FS_REMOVE_DIR (1ULL << 4)
+#define LANDLOCK_ACCESS_FS_REMOVE_FILE (1ULL << 5)
+#define LANDLOCK_ACCESS_FS_MAKE_CHAR (1ULL << 6)
+#define LANDLOCK_ACCESS_FS_MAKE_DIR (1ULL << 7)
+#define LANDLOCK_ACCESS_FS_MAKE_REG (1ULL << 8)
+#define LANDLOCK_ACCESS_FS_MAKE_SOCK (1ULL << 9)
+#define LANDLOCK_ACCESS_FS_MAKE_FIFO (1ULL << 10)
+#define LANDLOCK_ACCESS_FS_MAKE_BLOCK (1ULL << 11)
+#define LANDLOCK_ACCESS_FS_MAKE_SYM (1ULL << 12)
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+
+struct landlock_ruleset_attr {
+	__u64 handled_access_fs;
+	__u64 handled_access_net; /* ABI 4 */
+	__u64 scoped;             /* ABI 6 */
+};
+
+struct landlock_path_beneath_attr {
+	__u64 allowed_access;
+	__s32 parent_fd;
+} __attribute__((packed));
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+#define LL_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define LL_FILE (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \
+		 LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/* handled returns the file system rights a Landlock ABI knows. */
+static __u64 handled(int abi)
+{
+	__u64 h = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
+		  LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		  LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+		  LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		  LANDLOCK_ACCESS_FS_MAKE_SYM;
+	if (abi >= 2)
+		h |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		h |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		h |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return h;
+}
+
+/*
+ * apply_landlock restricts this process to the rules. A kernel without
+ * Landlock leaves the mounts as the only layer (cordon doctor says so);
+ * any other failure is fatal: the caller reports it and nothing runs.
+ */
+static int apply_landlock(const struct landlock_rules *r, const char **what)
+{
+	struct landlock_ruleset_attr attr = { 0 };
+	int abi, rs;
+	size_t size;
+
+	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 0)
+		return (errno == ENOSYS || errno == EOPNOTSUPP) ? 0 : (*what = "landlock version", -1);
+	attr.handled_access_fs = handled(abi);
+	size = offsetof(struct landlock_ruleset_attr, handled_access_net);
+	if (abi >= 6) {
+		/* No abstract unix socket and no signal beyond the sandbox. */
+		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+		size = sizeof(attr);
+	}
+	rs = syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	if (rs < 0)
+		return (*what = "landlock ruleset", -1);
+	for (size_t off = 0; off < r->len;) {
+		const char *access = r->data + off;
+		const char *path = access + strlen(access) + 1;
+		struct landlock_path_beneath_attr pb = { 0 };
+		struct stat st;
+		int fd;
+
+		if ((size_t)(path - r->data) >= r->len) {
+			errno = EINVAL;
+			return (*what = "landlock rules", -1);
+		}
+		off = (path - r->data) + strlen(path) + 1;
+		if (strcmp(access, "w") == 0)
+			pb.allowed_access = attr.handled_access_fs;
+		else if (strcmp(access, "l") == 0)
+			pb.allowed_access = LANDLOCK_ACCESS_FS_READ_DIR;
+		else
+			pb.allowed_access = LL_READ;
+		pb.allowed_access &= attr.handled_access_fs;
+		fd = open(path, O_PATH | O_CLOEXEC);
+		if (fd < 0) {
+			/* Gone since the spec was compiled, or behind a mask:
+			 * nothing to grant. */
+			if (errno == ENOENT || errno == EACCES || errno == ENOTDIR || errno == ELOOP)
+				continue;
+			return (*what = path, -1);
+		}
+		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+			pb.allowed_access &= LL_FILE;
+		pb.parent_fd = fd;
+		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
+			close(fd);
+			return (*what = path, -1);
+		}
+		close(fd);
+	}
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+		return (*what = "landlock restrict", -1);
+	close(rs);
+	return 0;
+}
+
+static void child(const struct options *o, const struct program *prog, const struct landlock_rules *ll,
+		  char **envp, int report_fd, int foreground)
 {
 	sigset_t none;
 	char map[64];
@@ -230,6 +401,11 @@ static void child(const struct options *o, const struct program *prog, char **en
 		report_and_exit(report_fd, "setpgid");
 	if (foreground && tcsetpgrp(0, getpid()) < 0)
 		report_and_exit(report_fd, "set the terminal's foreground process group");
+	if (ll) {
+		const char *what = "landlock";
+		if (apply_landlock(ll, &what) < 0)
+			report_and_exit(report_fd, what);
+	}
 	/* Last, as it forbids much of the above (new user namespaces
 	 * first of all). */
 	if (prog && install(prog) < 0)
@@ -289,7 +465,7 @@ static int parse(int argc, char **argv, struct options *o)
 {
 	int i;
 
-	o->parent_fd = o->seccomp_fd = -1;
+	o->parent_fd = o->seccomp_fd = o->landlock_fd = -1;
 	o->uid = o->gid = -1;
 	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		char *v = strchr(argv[i], '='), *end;
@@ -304,6 +480,8 @@ static int parse(int argc, char **argv, struct options *o)
 			o->parent_fd = n;
 		else if (strncmp(argv[i], "--seccomp-fd=", 13) == 0)
 			o->seccomp_fd = n;
+		else if (strncmp(argv[i], "--landlock-fd=", 14) == 0)
+			o->landlock_fd = n;
 		else if (strncmp(argv[i], "--uid=", 6) == 0)
 			o->uid = n;
 		else if (strncmp(argv[i], "--gid=", 6) == 0)
@@ -330,6 +508,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 {
 	struct options o;
 	struct program prog, *progp = NULL;
+	struct landlock_rules ll, *llp = NULL;
 	struct report r;
 	struct stat st;
 	sigset_t all;
@@ -358,12 +537,22 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		}
 		close(o.seccomp_fd);
 		progp = &prog;
-		/* The kernel takes a filter from a process without privilege
-		 * only with no_new_privs, which the spec sets. */
+		/* The kernel takes a filter (and a Landlock domain) from a
+		 * process without privilege only with no_new_privs, which the
+		 * spec sets. */
 		if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
 			fprintf(stderr, "cordon: %s: no_new_privs is not set\n", INIT_COMMAND);
 			return 125;
 		}
+	}
+
+	if (o.landlock_fd >= 0) {
+		if (read_all(o.landlock_fd, &ll) < 0) {
+			fail("read the landlock rules", errno);
+			return 125;
+		}
+		close(o.landlock_fd);
+		llp = &ll;
 	}
 
 	sigfillset(&all);
@@ -383,7 +572,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	if (pid == 0) {
 		close(report[0]);
 		close(sfd);
-		child(&o, progp, envp, report[1], foreground);
+		child(&o, progp, llp, envp, report[1], foreground);
 	}
 	if (pid < 0) {
 		fail(o.uid >= 0 ? "create the command's user namespace" : "fork", errno);

@@ -17,8 +17,9 @@ import (
 
 // plan is the file system part of a sandbox.
 type plan struct {
-	mounts []specs.Mount
-	scrub  Scrub
+	mounts   []specs.Mount
+	scrub    Scrub
+	landlock []LandlockRule
 }
 
 // Scrub is what the runtime clears after a run (AnnotationScrub): what
@@ -101,6 +102,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	}
 	rules = append(rules, prot.Rules...)
 	pl.scrub.Paths = prot.Scrub
+	var denied, reopened []string
 	for _, list := range []struct {
 		patterns  []string
 		access    mounts.Access
@@ -117,6 +119,12 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 			}
 			for _, path := range paths {
 				rules = append(rules, mounts.Rule{Path: path, Access: list.access})
+				switch {
+				case list.access == mounts.Deny:
+					denied = append(denied, path)
+				case !list.denyWrite:
+					reopened = append(reopened, path)
+				}
 			}
 			// A file matching a denyWrite glob that appears in a writable
 			// root during the run is moved aside after it.
@@ -147,7 +155,14 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	}
 	if req.Host.State != "" {
 		rules = append(rules, mounts.Rule{Path: req.Host.State, Access: mounts.Deny})
+		denied = append(denied, req.Host.State)
 	}
+	if pl.landlock, err = landlockRules(fsys, writable, denied, reopened); err != nil {
+		return pl, err
+	}
+	// cordon's own binary, for the tools it offers inside (it exists only
+	// in the sandbox, so no host directory's rule covers it).
+	pl.landlock = append(pl.landlock, LandlockRule{Path: InitPath, Access: "r"})
 
 	res, err := mounts.Plan(mounts.Layout{
 		FS:       fsys,

@@ -129,6 +129,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 	return []Opt{
 		WithRoot(req.Host.Rootfs),
 		WithProcess(p, req, profile != nil),
+		WithLandlock(plan.landlock),
 		WithNamespaces(),
 		WithIDMappings(req.UID, req.GID),
 		WithCapabilities(Nested(req.UID, req.GID)),

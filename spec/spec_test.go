@@ -255,7 +255,7 @@ func TestCompileInvariants(t *testing.T) {
 		if uid != 0 {
 			wantArgs = append(wantArgs, "--uid=1000", "--gid=1000")
 		}
-		wantArgs = append(wantArgs, "--", "sh", "-c", "true")
+		wantArgs = append(wantArgs, "--landlock-fd=5", "--", "sh", "-c", "true")
 		if diff := cmp.Diff(wantArgs, s.Process.Args); diff != "" {
 			t.Errorf("args (-want +got):\n%s", diff)
 		}

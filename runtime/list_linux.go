@@ -90,7 +90,7 @@ func GC(root string) ([]string, error) {
 			destroy(c)
 		}
 		if m, err := readMeta(root, id); err == nil && m.Scrub != "" {
-			scrub(&specs.Spec{Annotations: map[string]string{spec.AnnotationScrub: m.Scrub}}, id)
+			scrub(&specs.Spec{Annotations: map[string]string{spec.AnnotationScrub: m.Scrub}}, id, m.Created)
 		}
 		// State libcontainer cannot load (a crash between its create
 		// and its first save) goes too.

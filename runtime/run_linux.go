@@ -106,8 +106,9 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	}
 	// Once the sandbox's processes are gone, the protected paths are
 	// checked (a crashed run's are checked by GC).
+	started := time.Now()
 	defer func() {
-		for _, note := range scrub(s, o.ID) {
+		for _, note := range scrub(s, o.ID, started) {
 			if o.Notify != nil {
 				o.Notify(note)
 			}

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -22,7 +25,7 @@ import (
 // The walk never follows a symlink: the command may have planted one to
 // turn a rename on the host (perhaps as root) into one elsewhere. A symlink
 // found on the way was made during the run and is itself moved away.
-func scrub(s *specs.Spec, id string) []string {
+func scrub(s *specs.Spec, id string, started time.Time) []string {
 	raw := s.Annotations[spec.AnnotationScrub]
 	if raw == "" {
 		return nil
@@ -32,7 +35,11 @@ func scrub(s *specs.Spec, id string) []string {
 		return []string{fmt.Sprintf("cannot read the protected paths to check: %v", err)}
 	}
 	var notes []string
-	for _, p := range sc.Targets(os.DirFS("/")) {
+	targets := sc.Targets(os.DirFS("/"))
+	for _, root := range sc.Roots {
+		targets = append(targets, plantedBareRepos(root, sc.GitDirs, started)...)
+	}
+	for _, p := range targets {
 		moved, to, err := scrubOne(p, id)
 		switch {
 		case err != nil:
@@ -86,4 +93,49 @@ func scrubOne(p, id string) (moved, to string, err error) {
 		dir = next
 	}
 	return "", "", nil
+}
+
+// bareRepoDepth bounds the search for planted bare repositories below each
+// writable root; git finds a repository by walking up from where it runs,
+// so the shallow ones are those a later git command would trip on.
+const bareRepoDepth = 3
+
+// plantedBareRepos returns the HEAD files of directories below root that
+// became bare repositories during the run (HEAD, objects/ and refs/ side by
+// side, one of them changed since started): moving HEAD aside is enough for
+// git not to take the directory for a repository. Directories named .git,
+// and the repositories' own git directories, are left alone.
+func plantedBareRepos(root string, gitDirs []string, started time.Time) []string {
+	var out []string
+	seen := 0
+	fsys := os.DirFS("/")
+	_ = fs.WalkDir(fsys, strings.TrimPrefix(root, "/"), func(name string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if seen++; seen > spec.MaxGlobEntries {
+			return fs.SkipAll
+		}
+		p := "/" + name
+		if d.Name() == ".git" || slices.Contains(gitDirs, p) {
+			return fs.SkipDir
+		}
+		if strings.Count(strings.TrimPrefix(p, root), "/") > bareRepoDepth {
+			return fs.SkipDir
+		}
+		var head, objects, refs unix.Stat_t
+		if unix.Lstat(p+"/HEAD", &head) != nil || head.Mode&unix.S_IFMT != unix.S_IFREG ||
+			unix.Lstat(p+"/objects", &objects) != nil || objects.Mode&unix.S_IFMT != unix.S_IFDIR ||
+			unix.Lstat(p+"/refs", &refs) != nil || refs.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return nil
+		}
+		for _, st := range []unix.Stat_t{head, objects, refs} {
+			if time.Unix(st.Ctim.Unix()).After(started) {
+				out = append(out, p+"/HEAD")
+				break
+			}
+		}
+		return nil
+	})
+	return out
 }

@@ -218,7 +218,7 @@ func WithAnnotations(a map[string]string) Opt {
 // AnnotationScrub).
 func WithScrub(sc Scrub) Opt {
 	return func(s *specs.Spec) error {
-		if len(sc.Paths) == 0 && len(sc.Globs) == 0 {
+		if len(sc.Paths) == 0 && len(sc.Globs) == 0 && len(sc.Roots) == 0 {
 			return nil
 		}
 		data, err := json.Marshal(sc)

@@ -30,6 +30,13 @@ type plan struct {
 type Scrub struct {
 	Paths []string    `json:"paths,omitempty"`
 	Globs []ScrubGlob `json:"globs,omitempty"`
+	// Roots are the writable roots, searched for bare repositories planted
+	// during the run (HEAD, objects/ and refs/ side by side: git would
+	// take the directory for a repository and run its config's commands).
+	// GitDirs are the repositories' own git directories, which look the
+	// same and are left alone.
+	Roots   []string `json:"roots,omitempty"`
+	GitDirs []string `json:"gitDirs,omitempty"`
 }
 
 // Targets returns the paths the runtime must check after the run: the
@@ -102,6 +109,8 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	}
 	rules = append(rules, prot.Rules...)
 	pl.scrub.Paths = prot.Scrub
+	pl.scrub.Roots = writable
+	pl.scrub.GitDirs = prot.Roots
 	var denied, reopened []string
 	for _, list := range []struct {
 		patterns  []string

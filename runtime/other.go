@@ -18,6 +18,7 @@ type Options struct {
 	Root                  string
 	Stdin, Stdout, Stderr *os.File
 	Meta                  Meta
+	Notify                func(msg string)
 }
 
 // Init does nothing on this OS.

@@ -34,11 +34,11 @@ func configCommand() *cli.Command {
 }
 
 type configOut struct {
-	Workspace string          `json:"workspace"`
-	Trusted   bool            `json:"trusted"`
-	Mode      string          `json:"mode"`
-	Report    *policy.Report  `json:"report"`
-	Policy    *policy.Policy  `json:"policy"`
+	Workspace string         `json:"workspace"`
+	Trusted   bool           `json:"trusted"`
+	Mode      string         `json:"mode"`
+	Report    *policy.Report `json:"report"`
+	Policy    *policy.Policy `json:"policy"`
 }
 
 func configJSON(p *policy.Policy) configOut {

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/urfave/cli/v3"
+
+	"cordon.dev/cordon/probe"
+)
+
+// exitUnavailable is doctor's status when cordon cannot sandbox here.
+const exitUnavailable = 1
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "report what this kernel and user can do for a sandbox, and how to fix what is missing",
+		Description: "Exit status: 0 for a full or degraded sandbox, 1 when none is available, " +
+			"125 when the probes cannot run. See docs/doctor.md.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the facts and the verdict as JSON"},
+			&cli.BoolFlag{Name: "fresh", Usage: "probe again instead of using this boot's cached result"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			r, err := probe.Load(ctx, probe.Options{Fresh: cmd.Bool("fresh")})
+			if err != nil {
+				return err
+			}
+			rep := probe.NewReport(r)
+			if cmd.Bool("json") {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				err = enc.Encode(rep)
+			} else {
+				err = rep.WriteText(stdout)
+			}
+			if err != nil {
+				return err
+			}
+			if rep.Level == probe.Unavailable {
+				return exitStatus(exitUnavailable)
+			}
+			return nil
+		},
+	}
+}

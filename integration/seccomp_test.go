@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -10,8 +11,10 @@ import (
 )
 
 // TestSeccomp: the agent profile reaches the command (and the init):
-// AF_UNIX sockets, socketpair and new namespaces are refused with EPERM,
-// while ordinary sockets work.
+// AF_UNIX sockets and new namespaces are refused with EPERM, while
+// ordinary sockets work. AF_UNIX socket pairs reach nothing outside the
+// sandbox and Node's child processes and Python's asyncio need them: they
+// are allowed unless cordon.allowSocketpair is false.
 func TestSeccomp(t *testing.T) {
 	t.Parallel()
 	eachCaller(t, func(t *testing.T, c *caller) {
@@ -19,6 +22,17 @@ func TestSeccomp(t *testing.T) {
 			t.Parallel()
 			b := newBox(t, c)
 			r := b.runSpec(runSpec{args: []string{helperBin}, env: []string{helperEnv + "=sockets"}})
+			want := "socket(AF_UNIX): EPERM\nsocket(AF_UNIX, SOCK_DGRAM): EPERM\nsocketpair(AF_UNIX): ok\nsocket(AF_INET): ok\n"
+			if r.code != 0 || r.stdout != want {
+				t.Errorf("want\n%s\n%s", want, r)
+			}
+		})
+		t.Run("socketpair refused when the settings say so", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			settings := b.dir + "/no-socketpair.json"
+			must(t, os.WriteFile(settings, []byte(`{"cordon": {"allowSocketpair": false}}`), 0o644))
+			r := b.runSpec(runSpec{flags: []string{"--settings", settings}, args: []string{helperBin}, env: []string{helperEnv + "=sockets"}})
 			want := "socket(AF_UNIX): EPERM\nsocket(AF_UNIX, SOCK_DGRAM): EPERM\nsocketpair(AF_UNIX): EPERM\nsocket(AF_INET): ok\n"
 			if r.code != 0 || r.stdout != want {
 				t.Errorf("want\n%s\n%s", want, r)

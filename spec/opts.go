@@ -94,17 +94,28 @@ func withoutNames(env, vars []string) []string {
 }
 
 // WithNamespaces gives the sandbox new user, mount, pid, ipc, uts, network
-// (loopback only) and cgroup namespaces.
-func WithNamespaces() Opt {
+// (loopback only) and cgroup namespaces — the last three only where the
+// probe found them (a degraded sandbox; the caller has said so).
+func WithNamespaces(pr probe.Result) Opt {
 	return func(s *specs.Spec) error {
-		s.Linux.Namespaces = []specs.LinuxNamespace{
-			{Type: specs.UserNamespace},
-			{Type: specs.MountNamespace},
-			{Type: specs.PIDNamespace},
-			{Type: specs.IPCNamespace},
-			{Type: specs.UTSNamespace},
-			{Type: specs.NetworkNamespace},
-			{Type: specs.CgroupNamespace},
+		probed := !pr.ProbedAt.IsZero()
+		s.Linux.Namespaces = nil
+		for _, ns := range []struct {
+			t        specs.LinuxNamespaceType
+			optional *probe.Feature
+		}{
+			{specs.UserNamespace, nil},
+			{specs.MountNamespace, nil},
+			{specs.PIDNamespace, nil},
+			{specs.IPCNamespace, &pr.IPCNamespace},
+			{specs.UTSNamespace, &pr.UTSNamespace},
+			{specs.NetworkNamespace, nil},
+			{specs.CgroupNamespace, &pr.CgroupNamespace},
+		} {
+			if probed && ns.optional != nil && !ns.optional.Available {
+				continue
+			}
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: ns.t})
 		}
 		// Host mounts made while the command runs must not appear inside,
 		// where they would arrive writable: the root is private, and so is

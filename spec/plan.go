@@ -192,6 +192,11 @@ func below(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
-func seccompProfile(_ *policy.Policy, pr probe.Result) (*specs.LinuxSeccomp, error) {
-	return seccomp.Profile(seccomp.Options{Arch: pr.Arch, KernelVersion: pr.Kernel})
+// seccompProfile is the agent profile, for the machine; none where the
+// probe found no seccomp (a degraded sandbox; the caller has said so).
+func seccompProfile(p *policy.Policy, pr probe.Result) (*specs.LinuxSeccomp, error) {
+	if !pr.ProbedAt.IsZero() && !pr.Seccomp.Available {
+		return nil, nil
+	}
+	return seccomp.Profile(seccomp.Options{Arch: pr.Arch, KernelVersion: pr.Kernel, AllowSocketpair: p.Sandbox.AllowSocketpair})
 }

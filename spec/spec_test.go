@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -272,7 +273,8 @@ func TestOpts(t *testing.T) {
 		{"root", []Opt{WithRoot("/r")}},
 		{"process", []Opt{WithProcess(p, request("make"), true)}},
 		{"process-without-seccomp", []Opt{WithProcess(p, request("make"), false)}},
-		{"namespaces", []Opt{WithNamespaces()}},
+		{"namespaces", []Opt{WithNamespaces(probe.Result{})}},
+		{"namespaces-degraded", []Opt{WithNamespaces(probe.Result{ProbedAt: time.Unix(1, 0), UTSNamespace: probe.Feature{Available: true}})}},
 		{"id-mappings", []Opt{WithIDMappings(1000, 100)}},
 		{"capabilities", []Opt{WithProcess(p, request("make"), true), WithCapabilities(false)}},
 		{"capabilities-nested", []Opt{WithProcess(p, request("make"), true), WithCapabilities(true)}},

@@ -18,7 +18,7 @@ func runCommand() *cli.Command {
 		Flags:        sandboxFlags(),
 		StopOnNthArg: ptr(1),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			sb, err := compile(cmd)
+			sb, err := compile(ctx, cmd)
 			if err != nil {
 				return err
 			}

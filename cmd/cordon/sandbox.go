@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/urfave/cli/v3"
@@ -79,7 +85,7 @@ type sandbox struct {
 }
 
 // compile loads the policy and compiles the command line into a spec.
-func compile(cmd *cli.Command) (*sandbox, error) {
+func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
 	args := cmd.Args().Slice()
 	if len(args) == 0 {
 		return nil, fmt.Errorf("no command given (usage: cordon %s [flags] -- COMMAND [ARGS...])", cmd.Name)
@@ -114,9 +120,57 @@ func compile(cmd *cli.Command) (*sandbox, error) {
 			req.ConsoleSize = &specs.Box{Width: uint(w), Height: uint(h)}
 		}
 	}
-	s, err := spec.Compile(pol, req, probe.Basic())
+	pr, err := machine(ctx, pol)
+	if err != nil {
+		return nil, err
+	}
+	s, err := spec.Compile(pol, req, pr)
 	if err != nil {
 		return nil, err
 	}
 	return &sandbox{policy: pol, req: req, spec: s}, nil
+}
+
+// machine returns what this kernel and user can do (probed once per boot)
+// and refuses what cannot be sandboxed: a sandbox that lacks a core
+// protection never runs, one that lacks others runs with a warning, or not
+// at all under failIfUnavailable.
+func machine(ctx context.Context, pol *policy.Policy) (probe.Result, error) {
+	pr, err := probe.Load(ctx, probe.Options{})
+	if err != nil {
+		return pr, fmt.Errorf("probe what this machine can do: %w", err)
+	}
+	v := probe.Assess(pr)
+	if err := v.Err(); err != nil {
+		return pr, err
+	}
+	if v.Level == probe.Degraded {
+		if pol.FailIfUnavailable {
+			return pr, fmt.Errorf("%w: %s (sandbox.failIfUnavailable is set; cordon doctor shows the fix)", probe.ErrUnavailable, strings.Join(v.Lost, "; "))
+		}
+		if firstWarning(pr, v.Lost) {
+			fmt.Fprintf(stderr, "cordon: warning: degraded sandbox: %s (said once per boot; cordon doctor shows the fix)\n", strings.Join(v.Lost, "; "))
+		}
+	}
+	return pr, nil
+}
+
+// firstWarning reports whether the warning about these lost protections
+// has not been given since the machine booted, and records that it is
+// given now: an agent runs thousands of commands, and a warning on each
+// would drown their output.
+func firstWarning(pr probe.Result, lost []string) bool {
+	dir := probe.CacheDir()
+	if dir == "" || pr.BootID == "" {
+		return true
+	}
+	sum := sha256.Sum256([]byte(strings.Join(lost, "\n")))
+	stamp := filepath.Join(dir, "warned-"+pr.BootID+"-"+hex.EncodeToString(sum[:6]))
+	f, err := os.OpenFile(stamp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		// Already there: said before. Any other error: say it again.
+		return !errors.Is(err, fs.ErrExist)
+	}
+	f.Close()
+	return true
 }

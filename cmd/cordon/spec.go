@@ -14,8 +14,8 @@ func specCommand() *cli.Command {
 		ArgsUsage:    "[--] COMMAND [ARGS...]",
 		Flags:        sandboxFlags(),
 		StopOnNthArg: ptr(1),
-		Action: func(_ context.Context, cmd *cli.Command) error {
-			sb, err := compile(cmd)
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			sb, err := compile(ctx, cmd)
 			if err != nil {
 				return err
 			}

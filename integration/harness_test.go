@@ -42,6 +42,10 @@ type caller struct {
 
 	userNSOnce sync.Once
 	userNSErr  error
+
+	// cacheDir is this caller's XDG_CACHE_HOME for every run: the fake
+	// homes change per test, the probe cache need not.
+	cacheDir string
 }
 
 var callers = map[string]*caller{}
@@ -86,6 +90,14 @@ func needCaller(c *caller) need {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
 			if out, err := cmd.CombinedOutput(); err != nil {
 				c.userNSErr = fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
+				return
+			}
+			// Probe once, and let the once-per-boot warning about a
+			// degraded sandbox (no cgroup limits for an unprivileged user
+			// on cgroup v1) be said here, not in the first test that
+			// checks a run's stderr.
+			if err := c.warmUp(); err != nil {
+				c.userNSErr = err
 			}
 		})
 		if c.userNSErr != nil {
@@ -216,11 +228,35 @@ func must(t testing.TB, err error) {
 	}
 }
 
+// warmUp runs cordon once as the caller in a throwaway workspace.
+func (c *caller) warmUp() error {
+	dir, err := os.MkdirTemp(wsRootOutside, "warm-up-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chown(dir, c.uid, c.gid); err != nil && c.cred != nil {
+		return err
+	}
+	cmd := exec.Command(cordonBin, "run", "--", "true")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + sandboxPath, "HOME=" + dir, "USER=" + c.username, "XDG_CACHE_HOME=" + c.cacheDir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("warm-up run of cordon: %v: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
 // env is the environment of every cordon invocation of the box.
 func (b *box) env(extra ...string) []string {
 	env := []string{
 		"PATH=" + sandboxPath,
 		"HOME=" + b.home,
+		"XDG_CACHE_HOME=" + b.c.cacheDir,
 		"USER=" + b.c.username,
 		"LOGNAME=" + b.c.username,
 		"LC_ALL=C",

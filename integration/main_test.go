@@ -140,6 +140,20 @@ func setupSuite() (cleanup func(), err error) {
 	}
 
 	setupCallers()
+	for _, c := range callers {
+		if c.missing != "" {
+			continue
+		}
+		dir, err := os.MkdirTemp(os.TempDir(), "cordon-it-cache-")
+		if err != nil {
+			return cleanup, err
+		}
+		undo = append(undo, func() { os.RemoveAll(dir) })
+		if err := os.Chown(dir, c.uid, c.gid); err != nil && os.Geteuid() == 0 {
+			return cleanup, err
+		}
+		c.cacheDir = dir
+	}
 	return cleanup, nil
 }
 

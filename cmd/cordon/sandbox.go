@@ -160,12 +160,12 @@ func machine(ctx context.Context, pol *policy.Policy) (probe.Result, error) {
 // given now: an agent runs thousands of commands, and a warning on each
 // would drown their output.
 func firstWarning(pr probe.Result, lost []string) bool {
-	dir := probe.CacheDir()
-	if dir == "" || pr.BootID == "" {
+	dir := runtime.StateRoot()
+	if pr.BootID == "" || os.MkdirAll(dir, 0o700) != nil {
 		return true
 	}
 	sum := sha256.Sum256([]byte(strings.Join(lost, "\n")))
-	stamp := filepath.Join(dir, "warned-"+pr.BootID+"-"+hex.EncodeToString(sum[:6]))
+	stamp := filepath.Join(dir, "warned-"+pr.BootID[:min(len(pr.BootID), 8)]+"-"+hex.EncodeToString(sum[:6]))
 	f, err := os.OpenFile(stamp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		// Already there: said before. Any other error: say it again.

@@ -1,0 +1,73 @@
+package darwin
+
+// The fixed part of every profile: what a shell, git, the compilers (clang,
+// swift, rustc, go) and the language runtimes (Node, Python, Java) ask of
+// the system besides files and the network. Learnt from sandbox-runtime's
+// and Codex's Seatbelt profiles (both derived from Chrome's), and narrower
+// than either where a grant would reach outside the sandbox.
+
+// sysctlNames may be read: hardware and kernel facts that runtimes size
+// their thread pools and memory by, and that uname, sw_vers and ps read.
+var sysctlNames = []string{
+	"hw.activecpu", "hw.busfrequency_compat", "hw.byteorder", "hw.cacheconfig",
+	"hw.cachelinesize_compat", "hw.cpufamily", "hw.cpufrequency", "hw.cpufrequency_compat",
+	"hw.cputype", "hw.l1dcachesize_compat", "hw.l1icachesize_compat", "hw.l2cachesize_compat",
+	"hw.l3cachesize_compat", "hw.logicalcpu", "hw.logicalcpu_max", "hw.machine", "hw.memsize",
+	"hw.model", "hw.ncpu", "hw.nperflevels", "hw.packages", "hw.pagesize", "hw.pagesize_compat",
+	"hw.physicalcpu", "hw.physicalcpu_max", "hw.tbfrequency_compat", "hw.vectorunit",
+	"kern.argmax", "kern.boottime", "kern.hostname", "kern.maxfiles", "kern.maxfilesperproc",
+	"kern.maxproc", "kern.ngroups", "kern.osproductversion", "kern.osrelease", "kern.ostype",
+	"kern.osvariant_status", "kern.osversion", "kern.secure_kernel", "kern.tcsm_available",
+	"kern.usrstack64", "kern.version", "machdep.ptrauth_enabled",
+	"security.mac.lockdown_mode_state", "sysctl.proc_cputype", "sysctl.proc_translated",
+	"vm.loadavg",
+}
+
+// sysctlPrefixes may be read: CPU features (Go's and Rust's runtime feature
+// detection), performance levels, the process table (ps; the processes'
+// details stay behind process-info), and the routing table (interface
+// lists).
+var sysctlPrefixes = []string{
+	"hw.optional.", "hw.perflevel", "kern.proc.all", "kern.proc.pgrp.", "kern.proc.pid.",
+	"machdep.cpu.", "net.routetable.",
+}
+
+// sysctlWritable may be "written": Java passes a buffer to read the CPU
+// type, which the kernel counts as a write.
+var sysctlWritable = []string{"kern.grade_cputype"}
+
+// machServices may be looked up. Each is a system daemon the C library or
+// CoreFoundation talks to on a shell's ordinary path.
+var machServices = []string{
+	"com.apple.bsd.dirhelper",                      // confstr(_CS_DARWIN_USER_TEMP_DIR) and friends
+	"com.apple.cfprefsd.agent",                     // CFPreferences reads (writes stay denied)
+	"com.apple.cfprefsd.daemon",                    //
+	"com.apple.logd",                               // os_log
+	"com.apple.PowerManagement.control",            // IOPM assertions (caffeinate, xcodebuild)
+	"com.apple.system.DirectoryService.libinfo_v1", // getpwuid, getgrgid (older systems)
+	"com.apple.system.logger",                      // syslog, asl
+	"com.apple.system.notification_center",         // notify(3): time zone and network change notices
+	"com.apple.system.opendirectoryd.libinfo",      // getpwuid, getgrgid: whoami, id, git, ssh
+	"com.apple.system.opendirectoryd.membership",   // group membership
+}
+
+// trustdServices verify TLS certificates through the system trust store:
+// Go's crypto/x509, Rust's native-tls and Swift need them; curl, Python and
+// Node bring their own roots. trustd fetches the intermediate certificates,
+// OCSP responses and CRLs a certificate names, from any host: a command
+// that can hand trustd a certificate of its making can reach past the
+// domain filter. Not granted until the policy asks for it (see
+// weakerNetworkIsolation).
+var trustdServices = []string{"com.apple.trustd.agent"}
+
+// darwinCredentialStores are macOS's own credential stores, relative to the
+// home directory, denied like the default policy's denyRead.
+var darwinCredentialStores = []string{"Library/Keychains"}
+
+// homeProtected are paths, relative to the home directory, that no
+// command may write wherever the writable roots are: launchd starts what
+// is there at the next login, outside any sandbox.
+var homeProtected = []string{"Library/LaunchAgents"}
+
+// syslogSocket is where syslog(3) writes.
+const syslogSocket = "/private/var/run/syslog"

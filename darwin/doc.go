@@ -1,0 +1,14 @@
+// Package darwin compiles a sandbox policy into the Seatbelt profile (SBPL)
+// that macOS's /usr/bin/sandbox-exec enforces, so that one settings file
+// means the same thing on macOS as on Linux. The profile denies by default;
+// it allows what a shell and the usual toolchains need, reads everywhere
+// except the denied paths and the credential stores, writes only in the
+// writable roots and the run's temporary directory minus the denied and
+// always-protected paths of every writable root, and network connections
+// only to cordon's filtering proxy on the loopback interface.
+//
+// Profile is a pure function apart from optionally reading the file system
+// it is given, so it builds and is golden-tested on every OS. Running a
+// command under sandbox-exec (Run) and following the unified log for the
+// run's violations (StartMonitor) exist on darwin only.
+package darwin

@@ -1,0 +1,36 @@
+package darwin
+
+import (
+	"path"
+	"strings"
+
+	"cordon.dev/cordon/policy"
+)
+
+// sandboxEnv tells tools inside that they run in a sandbox, as on Linux.
+var sandboxEnv = []string{"CORDON_SANDBOX=1", "SANDBOX_RUNTIME=1", "IS_SANDBOX=1"}
+
+// Environ returns the environment of a sandboxed command: the caller's
+// environ filtered by the policy, the sandbox markers, and TMPDIR in the
+// run's temporary directory, with clang's module cache there too (it would
+// otherwise go to the per-user cache directory, which is not writable).
+// The proxy's variables are netproxy.Env's; append them when the policy
+// allows any domain.
+func Environ(p *policy.Policy, r Request, environ []string) []string {
+	set := append([]string(nil), sandboxEnv...)
+	if r.TempDir != "" {
+		set = append(set, "TMPDIR="+r.TempDir, "CLANG_MODULE_CACHE_PATH="+path.Join(r.TempDir, "clang-module-cache"))
+	}
+	names := map[string]bool{}
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		names[name] = true
+	}
+	var out []string
+	for _, kv := range p.Env.Filter(environ) {
+		if name, _, _ := strings.Cut(kv, "="); !names[name] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
+}

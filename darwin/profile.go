@@ -1,0 +1,593 @@
+package darwin
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cordon.dev/cordon/policy"
+)
+
+// MessagePrefix starts the message every denial of a cordon profile
+// carries in the unified log; the run's tag follows it.
+const MessagePrefix = "cordon:"
+
+// Request is what a profile needs to know about one run beyond the policy.
+type Request struct {
+	// Cwd is the command's working directory, absolute.
+	Cwd string
+	// Home is the user's home directory; empty means the policy's.
+	Home string
+	// TempDir is the run's private temporary directory, the command's
+	// TMPDIR: writable, and not subject to the protections of the writable
+	// roots (it is cordon's, and removed after the run). Empty means none.
+	TempDir string
+	// HTTPProxyPort and SOCKSProxyPort are the loopback ports of cordon's
+	// filtering proxy, the only network destinations of a policy that
+	// allows any domain; such a policy needs at least one of them.
+	HTTPProxyPort, SOCKSProxyPort int
+	// Tag identifies the run: every denial is reported as "cordon:<Tag>"
+	// in the unified log. Letters, digits, '.', '_' and '-', at most 64.
+	Tag string
+	// Terminal gives the command a pseudo-terminal of its own.
+	Terminal bool
+	// TTY is that terminal's device (/dev/ttysN) when it is already open.
+	// Without it, every terminal device of the user's is reachable.
+	TTY string
+	// FS is the host file system rooted at "/". The compiler follows the
+	// symbolic links in the policy's paths there and reads the .git files
+	// of the writable roots to find the git directories of worktrees and
+	// submodules. Nil reads nothing: paths are only rewritten from /tmp,
+	// /var and /etc to /private.
+	FS fs.FS
+}
+
+var (
+	tagPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	ttyPattern = regexp.MustCompile(`^/dev/ttys[0-9]+$`)
+)
+
+// Profile compiles the policy for one run into a Seatbelt profile for
+// sandbox-exec -p.
+func Profile(p *policy.Policy, r Request) (string, error) {
+	return compile(p, r, weakerNetworkIsolation(p))
+}
+
+// weakerNetworkIsolation reports whether the policy lets TLS verification
+// reach trustd (see trustdServices). The policy has no such setting yet
+// (sandbox-runtime's enableWeakerNetworkIsolation), so it never does.
+func weakerNetworkIsolation(*policy.Policy) bool { return false }
+
+// compiler holds one profile being written.
+type compiler struct {
+	p      *policy.Policy
+	r      Request
+	res    resolver
+	b      builder
+	home   string
+	trustd bool
+
+	roots     []root    // writable roots and the git directories they use
+	temp      []pattern // the run's temporary directory
+	denyRead  []pattern
+	allowRead []pattern
+	creds     []pattern // credential stores: denied whatever allowRead says
+	homeProt  []pattern // homeProtected
+	gitFiles  []pattern // .git files found in the writable roots (submodules, worktrees)
+	denyWrite []pattern
+}
+
+// root is one writable root and what stays protected in it.
+type root struct {
+	pat       pattern
+	protected []pattern // below pat, every spelling
+	git       bool      // pat's .git may be a file pointing at its git directory
+}
+
+func compile(p *policy.Policy, r Request, trustd bool) (string, error) {
+	c, err := newCompiler(p, r, trustd)
+	if err != nil {
+		return "", err
+	}
+	c.collect()
+	for _, section := range []func(){c.header, c.processes, c.system, c.reads, c.devices, c.writes, c.network} {
+		section()
+	}
+	if c.b.err != nil {
+		return "", c.b.err
+	}
+	return c.b.b.String(), nil
+}
+
+func newCompiler(p *policy.Policy, r Request, trustd bool) (*compiler, error) {
+	if p == nil {
+		return nil, fmt.Errorf("%w: no policy", ErrInvalid)
+	}
+	c := &compiler{p: p, r: r, res: resolver{fsys: r.FS}, home: r.Home, trustd: trustd}
+	if c.home == "" {
+		c.home = p.Home
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	c.b.message = c.b.q(MessagePrefix + r.Tag)
+	return c, nil
+}
+
+// check refuses a request the profile could not express faithfully.
+func (c *compiler) check() error {
+	p, r := c.p, c.r
+	if !tagPattern.MatchString(r.Tag) {
+		return fmt.Errorf("%w: run tag %q (want 1 to 64 letters, digits, '.', '_' or '-')", ErrInvalid, r.Tag)
+	}
+	dirs := [][2]string{{"workspace", p.Workspace}, {"working directory", r.Cwd}, {"home directory", c.home}}
+	if r.TempDir != "" {
+		dirs = append(dirs, [2]string{"temporary directory", r.TempDir})
+	}
+	for _, d := range dirs {
+		if !path.IsAbs(d[1]) {
+			return fmt.Errorf("%w: %s %q is not absolute", ErrInvalid, d[0], d[1])
+		}
+	}
+	lists := []struct {
+		key   string
+		paths []string
+	}{
+		{"allowRead", p.Filesystem.AllowRead}, {"denyRead", p.Filesystem.DenyRead},
+		{"allowWrite", p.Filesystem.AllowWrite}, {"denyWrite", p.Filesystem.DenyWrite},
+		{"allowUnixSockets", p.Network.AllowUnixSockets},
+	}
+	for _, l := range lists {
+		for _, e := range l.paths {
+			if !path.IsAbs(e) {
+				return fmt.Errorf("%w: %s entry %q is not absolute", ErrInvalid, l.key, e)
+			}
+		}
+	}
+	if r.TTY != "" && !ttyPattern.MatchString(r.TTY) {
+		return fmt.Errorf("%w: terminal %q is not a /dev/ttysN device", ErrInvalid, r.TTY)
+	}
+	for _, port := range []int{r.HTTPProxyPort, r.SOCKSProxyPort} {
+		if port < 0 || port > 65535 {
+			return fmt.Errorf("%w: proxy port %d", ErrInvalid, port)
+		}
+	}
+	if networkOn(p) && r.HTTPProxyPort == 0 && r.SOCKSProxyPort == 0 {
+		return fmt.Errorf("%w: the policy allows network domains but no proxy port was given: the proxy is the only way out", ErrInvalid)
+	}
+	return nil
+}
+
+// networkOn reports whether the policy allows any network destination: an
+// empty allowedDomains means no network at all.
+func networkOn(p *policy.Policy) bool { return len(p.Network.AllowedDomains) > 0 }
+
+// collect turns the policy's paths into patterns, in every spelling.
+func (c *compiler) collect() {
+	inWritable, inGitDir := c.p.Protected()
+	for _, w := range c.p.WritableRoots() {
+		pts := c.patterns(w)
+		if w == c.p.Workspace {
+			pts = c.spell(literalPattern(path.Clean(w))) // a directory, not a pattern
+		}
+		for _, pt := range pts {
+			if pt.static() == 0 {
+				c.b.fail(fmt.Errorf("%w: writable root %s would make the whole host writable", ErrInvalid, pt))
+			}
+			c.addRoot(pt, inWritable, true)
+		}
+		if !c.literalOnly(w) && w != c.p.Workspace {
+			continue
+		}
+		dirs, files := c.res.gitDirs(c.res.resolve(policy.UnescapePattern(w)))
+		for _, g := range dirs {
+			c.addRoot(literalPattern(g), inGitDir, false)
+		}
+		for _, f := range files {
+			c.gitFiles = append(c.gitFiles, c.spell(literalPattern(f))...)
+		}
+	}
+	if c.r.TempDir != "" {
+		c.temp = c.spell(literalPattern(c.r.TempDir))
+	}
+	fsys := c.p.Filesystem
+	c.creds = c.credentialStores()
+	for _, h := range homeProtected {
+		c.homeProt = append(c.homeProt, c.spell(literalPattern(path.Join(c.home, h)))...)
+	}
+	// The credential stores are denied after allowRead anyway.
+	c.denyRead = without(c.all(fsys.DenyRead), c.creds)
+	c.allowRead = c.all(fsys.AllowRead)
+	c.denyWrite = c.all(fsys.DenyWrite)
+}
+
+// addRoot adds a writable root with the names protected below it, unless
+// it is there already.
+func (c *compiler) addRoot(pt pattern, protected []string, git bool) {
+	for _, r := range c.roots {
+		if r.pat.key() == pt.key() {
+			return
+		}
+	}
+	r := root{pat: pt, git: git}
+	for _, name := range protected {
+		rel, _ := globPattern("/" + name) // "modules/*/hooks": every submodule
+		r.protected = append(r.protected, c.spell(pt.join(rel))...)
+	}
+	c.roots = append(c.roots, r)
+}
+
+// credentialStores are the default policy's denyRead and macOS's own
+// credential stores: no allowRead re-opens them.
+func (c *compiler) credentialStores() []pattern {
+	def, err := policy.Default(c.p.Workspace, c.home)
+	if err != nil {
+		c.b.fail(err)
+		return nil
+	}
+	stores := c.all(def.Filesystem.DenyRead)
+	for _, s := range darwinCredentialStores {
+		stores = append(stores, c.spell(literalPattern(path.Join(c.home, s)))...)
+	}
+	return uniquePatterns(stores)
+}
+
+// all returns the patterns of a list of the policy's paths.
+func (c *compiler) all(paths []string) []pattern {
+	var out []pattern
+	for _, p := range paths {
+		out = append(out, c.patterns(p)...)
+	}
+	return uniquePatterns(out)
+}
+
+// patterns reads one entry of the policy's file system lists: a pattern
+// (see policy.IsGlob), its braces expanded, each alternative in every
+// spelling. A name, escapes removed, is taken as it is.
+func (c *compiler) patterns(p string) []pattern {
+	if !policy.IsGlob(p) {
+		return c.spell(literalPattern(path.Clean(policy.UnescapePattern(p))))
+	}
+	alts, err := expandBraces(p)
+	if err != nil {
+		c.b.fail(err)
+		return nil
+	}
+	var out []pattern
+	for _, alt := range alts {
+		pt, _ := globPattern(path.Clean(alt)) // "a/../b" would never match: Seatbelt sees clean paths
+		out = append(out, c.spell(pt)...)
+	}
+	return uniquePatterns(out)
+}
+
+// literalOnly reports whether the policy's entry p names one path.
+func (c *compiler) literalOnly(p string) bool { return !policy.IsGlob(p) }
+
+// spell returns pt with its leading names canonicalised and, when that
+// differs, resolved through the file system's symbolic links.
+func (c *compiler) spell(pt pattern) []pattern {
+	n := pt.static()
+	var out []pattern
+	for _, s := range c.res.spellings(pattern{segs: pt.segs[:n]}.String()) {
+		out = append(out, pt.rebase(n, s))
+	}
+	return out
+}
+
+func uniquePatterns(pts []pattern) []pattern {
+	seen := map[string]bool{}
+	var out []pattern
+	for _, pt := range pts {
+		if k := pt.key(); !seen[k] {
+			seen[k] = true
+			out = append(out, pt)
+		}
+	}
+	return out
+}
+
+// without returns the patterns of pts that are not in drop.
+func without(pts, drop []pattern) []pattern {
+	var out []pattern
+	for _, pt := range pts {
+		if !slices.ContainsFunc(drop, func(d pattern) bool { return d.key() == pt.key() }) {
+			out = append(out, pt)
+		}
+	}
+	return out
+}
+
+// allowFilter matches pt and everything below it (a subpath, or a regex
+// with a subtree tail).
+func (c *compiler) allowFilter(pt pattern) string {
+	if lit, ok := pt.literal(); ok {
+		return c.b.filter("subpath", lit)
+	}
+	return c.regex(pt, true)
+}
+
+// denyFilters match pt and everything below it: a name as both literal and
+// subpath, so that the rule also holds while the name does not exist yet.
+func (c *compiler) denyFilters(pts ...pattern) []string {
+	var out []string
+	for _, pt := range pts {
+		if lit, ok := pt.literal(); ok {
+			out = append(out, c.b.filter("literal", lit), c.b.filter("subpath", lit))
+			continue
+		}
+		out = append(out, c.regex(pt, true))
+	}
+	return out
+}
+
+// exact matches pt itself.
+func (c *compiler) exact(pt pattern) string {
+	if lit, ok := pt.literal(); ok {
+		return c.b.filter("literal", lit)
+	}
+	return c.regex(pt, false)
+}
+
+// ancestorFilters match the directories that lead to each of pts.
+func (c *compiler) ancestorFilters(pts ...pattern) []string {
+	var out []string
+	for _, pt := range pts {
+		for _, a := range pt.ancestors() {
+			out = append(out, c.exact(a))
+		}
+	}
+	return out
+}
+
+func (c *compiler) regex(pt pattern, subtree bool) string {
+	re, err := pt.regex(subtree)
+	if err != nil {
+		c.b.fail(err)
+	}
+	return c.b.filter("regex", re)
+}
+
+func (c *compiler) header() {
+	c.b.line("; cordon's Seatbelt profile (SBPL) for /usr/bin/sandbox-exec -p.")
+	c.b.line(fmt.Sprintf("; run %s: workspace %s (%s), working directory %s", c.b.q(c.r.Tag), c.b.q(c.p.Workspace), c.p.Mode, c.b.q(c.r.Cwd)))
+	c.b.line(";")
+	c.b.line("; Of the rules that match an operation on an object, the LAST one decides.")
+	c.b.line("; Every deny that carves something out of an allow comes after that allow:")
+	c.b.line("; keep it so. Every deny reports the run's tag in the unified log.")
+	c.b.line("(version 1)")
+	c.b.line("(deny default (with message " + c.b.message + "))")
+}
+
+func (c *compiler) processes() {
+	c.b.comment("Processes: the command and what it starts. Signals, process information\nand task ports only within this sandbox.")
+	c.b.unfiltered("allow", "process-fork")
+	c.b.unfiltered("allow", "process-exec")
+	for _, op := range []string{"signal", "process-info*", "mach-priv-task-port"} {
+		c.b.rule("", "allow", []string{op}, []string{"(target same-sandbox)"})
+	}
+}
+
+func (c *compiler) system() {
+	c.b.comment("System facts runtimes size themselves by, and the daemons the C library\nand CoreFoundation reach on an ordinary path. Not the keychain\n(SecurityServer), Launch Services (open would start apps outside the\nsandbox), or Apple Events.")
+	var sysctls []string
+	for _, n := range sysctlNames {
+		sysctls = append(sysctls, c.b.filter("sysctl-name", n))
+	}
+	for _, n := range sysctlPrefixes {
+		sysctls = append(sysctls, c.b.filter("sysctl-name-prefix", n))
+	}
+	c.b.rule("", "allow", []string{"sysctl-read"}, sysctls)
+	var writable []string
+	for _, n := range sysctlWritable {
+		writable = append(writable, c.b.filter("sysctl-name", n))
+	}
+	c.b.rule("", "allow", []string{"sysctl-write"}, writable)
+	// host_processor_info: Node's os.cpus(), and the worker pools sized by it.
+	c.b.unfiltered("allow", "mach-host*")
+	services := machServices
+	if c.trustd && networkOn(c.p) {
+		services = append(append([]string(nil), services...), trustdServices...)
+	}
+	var names []string
+	for _, s := range services {
+		names = append(names, c.b.filter("global-name", s))
+	}
+	c.b.rule("", "allow", []string{"mach-lookup"}, names)
+	c.b.rule("", "allow", []string{"iokit-open"}, []string{c.b.filter("iokit-registry-entry-class", "RootDomainUserClient")})
+	// POSIX semaphores and shared memory: Python's multiprocessing.
+	c.b.unfiltered("allow", "ipc-posix-sem")
+	c.b.unfiltered("allow", "ipc-posix-shm")
+	c.b.unfiltered("allow", "user-preference-read")
+}
+
+func (c *compiler) reads() {
+	c.b.comment("Reads: everywhere but the device nodes, denyRead and the credential stores.")
+	c.b.unfiltered("allow", "file-read*", "file-test-existence")
+	c.b.rule("No device node is readable but those allowed below: not the disks, not\nthe user's other terminals.",
+		"deny", []string{"file-read-data"}, []string{c.b.filter("subpath", "/dev")})
+	var allow []string
+	for _, pt := range c.allowRead {
+		allow = append(allow, c.allowFilter(pt))
+	}
+	c.b.rule("allowRead.", "allow", []string{"file-read*"}, allow)
+	var deny []string
+	for _, pt := range c.denyRead {
+		deny = append(deny, c.readDenied(pt, false)...)
+	}
+	c.b.rule("denyRead, minus the allowRead paths inside it: the more specific rule wins,\nso allowRead re-opens inside denyRead and denyRead closes inside allowRead.",
+		"deny", []string{"file-read*"}, deny)
+	c.b.rule("Credential stores, whatever allowRead says.",
+		"deny", []string{"file-read*"}, c.denyFilters(c.creds...))
+	c.b.rule("The directories that lead to an allowRead path can be stat'ed (realpath\nneeds them); not listed, not read.",
+		"allow", []string{"file-read-metadata"}, c.ancestorFilters(c.allowRead...))
+}
+
+// readDenied returns the filters of the denyRead pattern d minus the
+// allowRead patterns inside it; none when an allowRead re-opens all of d.
+func (c *compiler) readDenied(d pattern, forMoves bool) []string {
+	var except []string
+	for _, a := range c.allowRead {
+		if a.key() == d.key() {
+			return nil
+		}
+		if inside(a, d) {
+			except = append(except, "(require-not "+c.allowFilter(a)+")")
+		}
+	}
+	area := c.allowFilter(d)
+	if len(except) > 0 {
+		area = all(append([]string{area}, except...)...)
+	}
+	if lit, ok := d.literal(); ok && !forMoves {
+		// The name itself too, while it does not exist yet.
+		return []string{c.b.filter("literal", lit), area}
+	}
+	return []string{area}
+}
+
+// inside reports whether what a matches lies in what d matches (d and
+// what is below it). For a glob d it asks whether d matches a path shaped
+// like a's (every glob component replaced by a name): a leaf glob like
+// "~/**/.env" holds no directory an allowRead names, and a region like
+// "~/**" holds them all.
+func inside(a, d pattern) bool {
+	sample := a
+	sample.segs = slices.Clone(a.segs)
+	for i, s := range sample.segs {
+		if s.glob {
+			sample.segs[i] = segment{text: "x"}
+		}
+	}
+	sp := sample.String()
+	if lit, ok := d.literal(); ok {
+		return sp == lit || strings.HasPrefix(sp, strings.TrimSuffix(lit, "/")+"/")
+	}
+	re, err := d.regex(true)
+	if err != nil {
+		return false
+	}
+	m, err := regexp.MatchString(re, sp)
+	return err == nil && m
+}
+
+func (c *compiler) devices() {
+	c.b.comment("Devices a shell uses. Not /dev/dtracehelper: it only registers USDT\nprobes with the kernel, a surface no command needs.")
+	c.b.rule("", "allow", []string{"file-read-data"}, []string{c.b.filter("literal", "/dev"), c.b.filter("literal", "/dev/autofs_nowait")})
+	var plain []string
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"} {
+		plain = append(plain, c.b.filter("literal", d))
+	}
+	c.b.rule("", "allow", []string{"file-read-data", "file-write-data", "file-ioctl"}, plain)
+	c.b.rule("", "allow", []string{"file-read-data", "file-write-data"}, []string{c.b.filter("subpath", "/dev/fd")})
+	if !c.r.Terminal {
+		return
+	}
+	c.b.comment("The command's own terminal, and the pseudo-terminals it opens itself\n(which carry the com.apple.sandbox.pty extension).")
+	c.b.unfiltered("allow", "pseudo-tty")
+	ttys := []string{c.b.filter("literal", "/dev/tty"), c.b.filter("literal", "/dev/ptmx")}
+	if c.r.TTY != "" {
+		ttys = append(ttys, c.b.filter("literal", c.r.TTY))
+	} else {
+		c.b.line("; The run's terminal device is not known: every terminal is reachable.")
+		ttys = append(ttys, c.b.filter("regex", `^/dev/ttys[0-9]+$`))
+	}
+	ttys = append(ttys, all(c.b.filter("regex", `^/dev/ttys[0-9]+$`), c.b.filter("extension", "com.apple.sandbox.pty")))
+	c.b.rule("", "allow", []string{"file-read-data", "file-write-data", "file-ioctl"}, ttys)
+}
+
+func (c *compiler) writes() {
+	var allow []string
+	for _, r := range c.roots {
+		allow = append(allow, c.allowFilter(r.pat))
+	}
+	for _, pt := range c.temp {
+		allow = append(allow, c.allowFilter(pt))
+	}
+	c.b.rule("Writes: the writable roots and the run's temporary directory only.",
+		"allow", []string{"file-write*"}, allow)
+	if len(allow) == 0 {
+		c.b.comment("Writes: nowhere.")
+	}
+
+	c.b.rule("denyWrite.", "deny", []string{"file-write*"}, c.denyFilters(c.denyWrite...))
+
+	var protected []pattern
+	var gitFiles []string
+	for _, r := range c.roots {
+		protected = append(protected, r.protected...)
+		if r.git {
+			gitFiles = append(gitFiles, all(c.exact(r.pat.join(literalPattern("/.git"))), "(vnode-type REGULAR-FILE)"))
+		}
+	}
+	c.b.rule("Always protected, in every writable root and git directory: what runs\ncode outside the sandbox the next time git, a shell, an editor or an agent\nstarts there.",
+		"deny", []string{"file-write*"}, c.denyFilters(protected...))
+	for _, f := range uniquePatterns(c.gitFiles) {
+		gitFiles = append(gitFiles, c.exact(f))
+	}
+	c.b.rule("A .git file points git at its git directory (worktrees, submodules):\nrewritten, it would point at hooks of the command's making.",
+		"deny", []string{"file-write*"}, gitFiles)
+	c.b.rule("Wherever the writable roots are: the credential stores, several of which\nname commands the host runs (ssh's ProxyCommand, AWS's credential_process,\nkubectl's exec plugins, docker's credential helpers), and launchd's agents.",
+		"deny", []string{"file-write*"}, c.denyFilters(append(append([]pattern(nil), c.creds...), c.homeProt...)...))
+
+	pinned := slices.Concat(protected, c.denyWrite, c.creds, c.homeProt, c.gitFiles)
+	c.b.rule("The directories that lead to a protected, denyWrite or credential path\ncannot be removed, renamed or created: `mv .git g; edit g/hooks; mv g .git`\nwould go around a rule on .git/hooks, and so would a new .git, or a\nsymbolic link named .git, brought in while none existed.",
+		"deny", []string{"file-write-unlink", "file-write-create"}, c.ancestorFilters(pinned...))
+
+	var moves []string
+	for _, pt := range c.denyRead {
+		moves = append(moves, c.readDenied(pt, true)...)
+	}
+	// (The credential stores are not writable at all, see above.)
+	denied := append(append([]pattern(nil), c.denyRead...), c.creds...)
+	c.b.rule("A read-denied path, and the directories that lead to it, cannot be\nremoved or renamed either: moved, it would be readable under its new name.",
+		"deny", []string{"file-write-unlink"}, append(moves, c.ancestorFilters(denied...)...))
+}
+
+func (c *compiler) network() {
+	c.b.comment("Network.")
+	if c.p.Sandbox.AllowSocketpair || c.p.Network.AllowAllUnixSockets || len(c.p.Network.AllowUnixSockets) > 0 {
+		c.b.line("; Unix sockets can be made (socket pairs: Node's child processes, Python's")
+		c.b.line("; asyncio); connecting and binding them is restricted by path below.")
+		c.b.rule("", "allow", []string{"system-socket"}, []string{"(socket-domain AF_UNIX)"})
+	}
+	c.b.rule("", "allow", []string{"network-outbound"}, []string{c.b.filter("literal", syslogSocket)})
+	if networkOn(c.p) {
+		var out []string
+		for _, port := range []int{c.r.HTTPProxyPort, c.r.SOCKSProxyPort} {
+			if port != 0 {
+				out = append(out, "(remote ip "+c.b.q("localhost:"+strconv.Itoa(port))+")")
+			}
+		}
+		c.b.rule("Out through cordon's filtering proxy only: it decides which domains.",
+			"allow", []string{"network-outbound"}, out)
+	} else {
+		c.b.line("; No domain is allowed: no network.")
+	}
+	if c.p.Network.AllowLocalBinding {
+		c.b.comment("allowLocalBinding: servers on the loopback interface, and connections to them.")
+		local := "(local ip " + c.b.q("localhost:*") + ")"
+		c.b.rule("", "allow", []string{"network-bind"}, []string{local})
+		c.b.rule("", "allow", []string{"network-inbound"}, []string{local})
+		c.b.rule("", "allow", []string{"network-outbound"}, []string{"(remote ip " + c.b.q("localhost:*") + ")"})
+	}
+	var bind, out []string
+	if c.p.Network.AllowAllUnixSockets {
+		any := c.b.filter("path-regex", "^/")
+		bind, out = []string{"(local unix-socket " + any + ")"}, []string{"(remote unix-socket " + any + ")"}
+	} else {
+		for _, s := range c.p.Network.AllowUnixSockets {
+			for _, sp := range c.res.spellings(s) {
+				f := c.b.filter("subpath", sp)
+				bind = append(bind, "(local unix-socket "+f+")")
+				out = append(out, "(remote unix-socket "+f+")")
+			}
+		}
+	}
+	c.b.rule("Unix sockets: allowUnixSockets (or allowAllUnixSockets).", "allow", []string{"network-bind"}, bind)
+	c.b.rule("", "allow", []string{"network-outbound"}, out)
+}

@@ -1,0 +1,548 @@
+package darwin
+
+import (
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cordon.dev/cordon/policy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const (
+	home = "/Users/u"
+	ws   = "/Users/u/proj"
+)
+
+// tricky is a directory name with everything a profile must quote or
+// escape: quotes, a backslash, spaces, parentheses, every regex
+// metacharacter, and non-ASCII letters.
+const tricky = `My "Proj" (v2) [x]+.$^{a}|b\c?*é 🚀`
+
+// profileCase is one golden profile.
+type profileCase struct {
+	name   string
+	policy func(p *policy.Policy)
+	req    func(r *Request)
+	trustd bool
+}
+
+func baseRequest() Request {
+	return Request{
+		Cwd:     ws,
+		TempDir: "/var/folders/zz/abc123/T/cordon-run1",
+		Tag:     "run1",
+	}
+}
+
+// worktreeFS is a host whose workspace is a symbolic link to a git
+// worktree with a submodule, whose ~/.aws is a symbolic link, and which has
+// a symbolic link loop.
+func worktreeFS() fstest.MapFS {
+	link := func(to string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(to), Mode: fs.ModeSymlink} }
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	return fstest.MapFS{
+		"Users/u/proj":                               link("/Volumes/work/proj"),
+		"Volumes/work/proj/.git":                     file("gitdir: /Users/u/main/.git/worktrees/proj\n"),
+		"Volumes/work/proj/.gitmodules":              file("[submodule \"lib\"]\n\tpath = lib\n[submodule \"evil\"]\n\tpath = ../../etc\n"),
+		"Volumes/work/proj/lib/.git":                 file("gitdir: ../../../../Users/u/main/.git/modules/lib\n"),
+		"Users/u/main/.git/HEAD":                     file("ref: refs/heads/main\n"),
+		"Users/u/main/.git/hooks":                    link("/Users/u/proj/tools/hooks"), // into the workspace, through its link
+		"Volumes/work/proj/tools/hooks/pre-commit":   file("#!/bin/sh\n"),
+		"Users/u/main/.git/worktrees/proj/HEAD":      file("ref: refs/heads/proj\n"),
+		"Users/u/main/.git/worktrees/proj/commondir": file("../..\n"),
+		"Users/u/main/.git/modules/lib/HEAD":         file("ref: refs/heads/main\n"),
+		"Users/u/.aws":                               link("/Volumes/keys/aws"),
+		"Volumes/keys/aws/credentials":               file("secret"),
+		"Users/u/links/loop":                         link("loop"),
+		"Users/u/links/relative":                     link("../.config/tool"),
+	}
+}
+
+var profileCases = []profileCase{
+	{name: "default"},
+	{name: "read-only", policy: func(p *policy.Policy) { p.Mode = policy.ReadOnly }},
+	{name: "allow-write-roots", policy: func(p *policy.Policy) {
+		p.Filesystem.AllowWrite = []string{home + "/.cache/go-build", "/tmp/shared", home}
+	}},
+	{name: "deny-write-in-allow-write", policy: func(p *policy.Policy) {
+		p.Filesystem.AllowWrite = []string{home + "/data"}
+		p.Filesystem.DenyWrite = []string{home + "/data/locked", ws + "/generated", ws + "/not/there/yet"}
+	}},
+	{name: "deny-read-allow-read", policy: func(p *policy.Policy) {
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home, ws+"/.env")
+		p.Filesystem.AllowRead = []string{ws, home + "/.config/git", home + "/.ssh/known_hosts"}
+	}},
+	{name: "network-proxy", policy: func(p *policy.Policy) {
+		p.Network.AllowedDomains = []string{"github.com", "*.npmjs.org"}
+	}, req: func(r *Request) { r.HTTPProxyPort, r.SOCKSProxyPort = 49152, 49153 }},
+	{name: "network-one-port", policy: func(p *policy.Policy) {
+		p.Network.AllowedDomains = []string{"proxy.golang.org"}
+	}, req: func(r *Request) { r.HTTPProxyPort, r.SOCKSProxyPort = 3128, 3128 }},
+	{name: "network-trustd", trustd: true, policy: func(p *policy.Policy) {
+		p.Network.AllowedDomains = []string{"proxy.golang.org"}
+	}, req: func(r *Request) { r.HTTPProxyPort = 3128 }},
+	{name: "allow-local-binding", policy: func(p *policy.Policy) { p.Network.AllowLocalBinding = true }},
+	{name: "allow-unix-sockets", policy: func(p *policy.Policy) {
+		p.Network.AllowUnixSockets = []string{"/var/run/docker.sock", home + "/.colima/default/docker.sock", "/tmp/agent-dir"}
+	}},
+	{name: "allow-all-unix-sockets", policy: func(p *policy.Policy) {
+		p.Network.AllowAllUnixSockets = true
+		p.Network.AllowUnixSockets = []string{"/var/run/docker.sock"}
+	}},
+	{name: "tricky-paths", policy: func(p *policy.Policy) {
+		// The policy's lists hold patterns: a name is escaped.
+		w := home + "/" + tricky
+		p.Workspace = w
+		p.Filesystem.DenyWrite = []string{policy.EscapePattern(w + `/say "hi"`)}
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead,
+			policy.EscapePattern(home+`/back\slash`), home+"/(paren) dir", policy.EscapePattern(w)+"/**/*.key")
+		p.Filesystem.AllowWrite = []string{home + "/données ü/日本"}
+	}, req: func(r *Request) { r.Cwd = home + "/" + tricky }},
+	{name: "globs", policy: func(p *policy.Policy) {
+		p.Filesystem.DenyWrite = []string{ws + "/**/*.pem", ws + "/secrets/*.key", ws + "/config/[!a-c]?.json", ws + "/{dist,build/out}/**/*.map"}
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home+"/**/.env", ws+"/app/[slug]/page.tsx", policy.EscapePattern(ws+"/app/[id]/secret.ts"))
+		p.Filesystem.AllowWrite = []string{home + "/proj-*"}
+	}},
+	{name: "protected-every-root", policy: func(p *policy.Policy) {
+		p.Filesystem.AllowWrite = []string{home + "/other", home + "/.claude"}
+	}},
+	{name: "allow-git-config", policy: func(p *policy.Policy) { p.Filesystem.AllowGitConfig = true }},
+	{name: "symlinked-tmp-var-etc", policy: func(p *policy.Policy) {
+		p.Filesystem.AllowWrite = []string{"/var/tmp/build", "/tmp"}
+		p.Filesystem.DenyWrite = []string{"/tmp/keep"}
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, "/etc/master.passwd", "/private/var/db/sudo")
+	}, req: func(r *Request) { r.TempDir = "/tmp/cordon-run1" }},
+	{name: "terminal", req: func(r *Request) { r.Terminal, r.TTY = true, "/dev/ttys004" }},
+	{name: "terminal-unknown-device", req: func(r *Request) { r.Terminal = true }},
+	{name: "workspace-under-tmp", policy: func(p *policy.Policy) {
+		p.Workspace = "/tmp/agent/ws"
+	}, req: func(r *Request) { r.Cwd, r.TempDir = "/tmp/agent/ws/sub", "/tmp/cordon-run1" }},
+	{name: "symlinks-and-worktree", policy: func(p *policy.Policy) {
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home+"/links/loop/x", home+"/links/relative/token")
+	}, req: func(r *Request) { r.FS = worktreeFS() }},
+	{name: "no-temp-dir", req: func(r *Request) { r.TempDir = "" }},
+	{name: "no-socketpair", policy: func(p *policy.Policy) { p.Sandbox.AllowSocketpair = false }},
+}
+
+// build returns the case's policy and request.
+func (tc profileCase) build(t *testing.T) (*policy.Policy, Request) {
+	t.Helper()
+	p, err := policy.Default(ws, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.policy != nil {
+		tc.policy(p)
+	}
+	r := baseRequest()
+	if tc.req != nil {
+		tc.req(&r)
+	}
+	return p, r
+}
+
+func TestProfileGolden(t *testing.T) {
+	if len(profileCases) < 15 {
+		t.Fatalf("%d golden cases; the issue asks for at least 15", len(profileCases))
+	}
+	for _, tc := range profileCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, r := tc.build(t)
+			got, err := compile(p, r, tc.trustd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join("testdata", tc.name+".sbpl")
+			if *update {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("profile differs from %s (-want +got):\n%s", file, diff)
+			}
+			checkCompiled(t, got, p, r)
+		})
+	}
+}
+
+// TestGoldenFilesAreCases keeps testdata free of profiles no case writes.
+func TestGoldenFilesAreCases(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.sbpl")
+	names := map[string]bool{}
+	for _, tc := range profileCases {
+		names[tc.name] = true
+	}
+	for _, f := range files {
+		if !names[strings.TrimSuffix(filepath.Base(f), ".sbpl")] {
+			t.Errorf("%s belongs to no case", f)
+		}
+	}
+}
+
+// checkCompiled parses a generated profile, checks its structure and asks
+// the evaluator what the policy promises.
+func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
+	t.Helper()
+	forms, err := parseSBPL(profile)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if err := checkProfile(forms, r.Tag); err != nil {
+		t.Fatalf("structure: %v", err)
+	}
+	rules := rulesOf(forms)
+	res := resolver{fsys: r.FS}
+	c, err := newCompiler(p, r, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hasGlob := func(e string) bool { return !c.literalOnly(e) }
+	// pathOf is the path a literal entry names (the workspace is a path).
+	pathOf := func(e string) string {
+		if e == p.Workspace {
+			return e
+		}
+		return policy.UnescapePattern(e)
+	}
+	unescaped := func(list []string) []string {
+		var out []string
+		for _, e := range list {
+			if !hasGlob(e) {
+				out = append(out, canonical(pathOf(e)))
+			}
+		}
+		return out
+	}
+	denyWrite := unescaped(p.Filesystem.DenyWrite)
+	denyRead := unescaped(p.Filesystem.DenyRead)
+	allowRead := unescaped(p.Filesystem.AllowRead)
+	expect := func(op, p string, vnode string, want bool, why string) {
+		t.Helper()
+		got, line := decide(rules, op, object{path: p, vnode: vnode})
+		if got != want {
+			verb := map[bool]string{true: "allowed", false: "denied"}
+			t.Errorf("%s %s is %s (line %d), want %s: %s", op, p, verb[got], line, verb[want], why)
+		}
+	}
+
+	// What every profile allows and denies.
+	expect("file-read-data", "/usr/bin/git", "", true, "reads are allowed")
+	expect("file-read-data", "/dev/null", "CHARACTER-DEVICE", true, "/dev/null")
+	expect("file-write-data", "/dev/null", "CHARACTER-DEVICE", true, "/dev/null")
+	expect("file-read-data", "/dev/disk0", "", false, "devices are denied")
+	expect("file-write-data", "/usr/local/bin/x", "", false, "writes outside the roots")
+	if !underAny(home+"/elsewhere", unescaped(p.WritableRoots())) {
+		expect("file-write-data", home+"/elsewhere/x", "", false, "writes outside the roots")
+	}
+	expect("file-link", ws+"/x", "", false, "hard links could alias denied files")
+	if !r.Terminal || r.TTY != "" {
+		expect("file-read-data", "/dev/ttys003", "", false, "the user's other terminals")
+	}
+	if r.TTY != "" {
+		expect("file-read-data", r.TTY, "CHARACTER-DEVICE", true, "the run's terminal")
+		expect("file-write-data", r.TTY, "CHARACTER-DEVICE", true, "the run's terminal")
+	}
+	if r.TempDir != "" {
+		expect("file-write-create", res.resolve(r.TempDir)+"/x", "", true, "the run's temporary directory")
+	}
+
+	// Writable roots and what stays protected in them.
+	inWritable, inGitDir := p.Protected()
+	type rootCase struct {
+		dir       string
+		protected []string
+	}
+	var roots []rootCase
+	for _, w := range p.WritableRoots() {
+		if w != p.Workspace && hasGlob(w) {
+			continue // compiled and checked by the glob tests
+		}
+		for _, s := range res.spellings(pathOf(w)) {
+			roots = append(roots, rootCase{s, inWritable})
+		}
+		dirs, _ := res.gitDirs(res.resolve(pathOf(w)))
+		for _, g := range dirs {
+			roots = append(roots, rootCase{g, inGitDir})
+		}
+	}
+	for _, rc := range roots {
+		file := rc.dir + "/src/main.go"
+		if !underAny(file, denyWrite) {
+			expect("file-write-data", file, "", true, "inside a writable root")
+			expect("file-write-create", file, "", true, "inside a writable root")
+			expect("file-write-unlink", file, "", true, "rm inside a writable root")
+		}
+		for _, name := range rc.protected {
+			prot := rc.dir + "/" + strings.ReplaceAll(name, "*", "sub")
+			for _, op := range []string{"file-write-data", "file-write-create", "file-write-unlink", "file-write-mode"} {
+				expect(op, prot, "", false, "protected in every writable root")
+				expect(op, prot+"/pre-commit", "", false, "protected in every writable root")
+			}
+			for _, dir := range ancestors(prot) {
+				expect("file-write-unlink", dir, "DIRECTORY", false, "an ancestor of a protected path cannot be renamed")
+				expect("file-write-create", dir, "DIRECTORY", false, "an ancestor of a protected path cannot be planted")
+			}
+		}
+		if slices.Contains(rc.protected, ".git/hooks") {
+			expect("file-write-data", rc.dir+"/.git", "REGULAR-FILE", false, "a .git file")
+			expect("file-write-create", rc.dir+"/.git/objects/ab/cdef", "", !underAny(rc.dir, denyWrite), "git writes objects")
+		}
+		if !p.Filesystem.AllowGitConfig && slices.Contains(rc.protected, ".git/config") {
+			expect("file-write-data", rc.dir+"/.git/config", "", false, "git config")
+		}
+		if p.Filesystem.AllowGitConfig {
+			expect("file-write-data", rc.dir+"/.git/config", "", true, "allowGitConfig")
+		}
+	}
+
+	// denyWrite, and its ancestors.
+	for _, d := range denyWrite {
+		for _, s := range res.spellings(d) {
+			expect("file-write-data", s, "", false, "denyWrite")
+			expect("file-write-create", s+"/x", "", false, "denyWrite")
+			for _, a := range ancestors(s) {
+				expect("file-write-unlink", a, "DIRECTORY", false, "an ancestor of a denyWrite path")
+			}
+		}
+	}
+
+	// Reads: credential stores always, denyRead unless allowRead.
+	creds, _ := policy.Default(p.Workspace, home)
+	stores := append(unescaped(creds.Filesystem.DenyRead), home+"/Library/Keychains")
+	for _, c := range stores {
+		for _, s := range res.spellings(c) {
+			expect("file-read-data", s, "", false, "a credential store")
+			expect("file-read-data", s+"/id_ed25519", "", false, "a credential store, whatever allowRead says")
+			expect("file-write-unlink", s, "", false, "a credential store cannot be moved out")
+			expect("file-write-data", s+"/config", "", false, "a credential store names commands the host runs")
+			expect("file-write-create", s, "DIRECTORY", false, "a credential store cannot be planted")
+		}
+	}
+	expect("file-write-create", home+"/Library/LaunchAgents/evil.plist", "", false, "launchd's agents")
+	if r.FS != nil {
+		expect("file-read-data", "/Volumes/keys/aws/credentials", "", false, "a symlinked credential store")
+		expect("file-write-data", "/Volumes/work/proj/tools/hooks/pre-commit", "", false, "a hooks directory linked into the workspace")
+		expect("file-write-data", "/Volumes/work/proj/tools/other", "", true, "the rest of the workspace")
+		expect("file-write-data", "/Users/u/main/.git/objects/ab/cd", "", true, "a worktree's common git directory")
+		expect("file-write-data", "/Users/u/main/.git/modules/lib/index", "", true, "a submodule's git directory")
+		expect("file-write-data", "/Users/u/main/.git/modules/lib/hooks/x", "", false, "a submodule's hooks")
+		expect("file-write-data", "/Volumes/work/proj/lib/.git", "", false, "a submodule's .git file")
+		expect("file-write-unlink", "/Volumes/work/proj/lib/.git", "", false, "a submodule's .git file")
+		expect("file-write-data", "/Volumes/work/proj/lib/main.c", "", true, "a submodule's files")
+	}
+	// readable is the reference: the credential stores never; a path in a
+	// denyRead only through an allowRead inside that denyRead.
+	readable := func(x string) bool {
+		if underAny(x, stores) {
+			return false
+		}
+		for _, d := range denyRead {
+			if !underAny(x, []string{d}) {
+				continue
+			}
+			reopened := false
+			for _, a := range allowRead {
+				reopened = reopened || underAny(x, []string{a}) && underAny(a, []string{d})
+			}
+			if !reopened {
+				return false
+			}
+		}
+		return true
+	}
+	var probes []string
+	for _, x := range append(append([]string(nil), denyRead...), allowRead...) {
+		probes = append(probes, x, x+"/x", path.Dir(x)+"/sibling")
+	}
+	for _, x := range probes {
+		want := readable(x)
+		expect("file-read-data", x, "", want, "denyRead, allowRead and the credential stores")
+		if !want {
+			expect("file-write-unlink", x, "", false, "a read-denied path cannot be moved out")
+		}
+	}
+	for _, a := range allowRead {
+		for _, anc := range ancestors(a) {
+			expect("file-read-metadata", anc, "DIRECTORY", true, "stat on the way to an allowRead path")
+		}
+	}
+}
+
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// ancestors returns the directories above p, not counting "/".
+func ancestors(p string) []string {
+	var out []string
+	for d := path.Dir(p); d != "/"; d = path.Dir(d) {
+		out = append(out, d)
+	}
+	return out
+}
+
+func TestProfileRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy func(p *policy.Policy)
+		req    func(r *Request)
+		want   string
+	}{
+		{name: "bad tag", req: func(r *Request) { r.Tag = `a" (allow default)` }, want: "run tag"},
+		{name: "empty tag", req: func(r *Request) { r.Tag = "" }, want: "run tag"},
+		{name: "relative cwd", req: func(r *Request) { r.Cwd = "proj" }, want: "not absolute"},
+		{name: "relative temp", req: func(r *Request) { r.TempDir = "tmp" }, want: "not absolute"},
+		{name: "relative entry", policy: func(p *policy.Policy) { p.Filesystem.DenyRead = []string{"x"} }, want: "not absolute"},
+		{name: "newline in path", policy: func(p *policy.Policy) {
+			p.Filesystem.DenyWrite = []string{ws + "/a\n(allow file-write*)"}
+		}, want: "control character"},
+		{name: "invalid utf-8", policy: func(p *policy.Policy) { p.Filesystem.DenyWrite = []string{ws + "/\xff"} }, want: "UTF-8"},
+		{name: "too long", policy: func(p *policy.Policy) {
+			p.Filesystem.DenyWrite = []string{ws + "/" + strings.Repeat("a", 1100)}
+		}, want: "longer than"},
+		{name: "network without proxy", policy: func(p *policy.Policy) {
+			p.Network.AllowedDomains = []string{"github.com"}
+		}, want: "no proxy port"},
+		{name: "bad port", req: func(r *Request) { r.HTTPProxyPort = 70000 }, want: "proxy port"},
+		{name: "bad tty", req: func(r *Request) { r.Terminal, r.TTY = true, "/dev/disk0" }, want: "terminal"},
+		{name: "root writable", policy: func(p *policy.Policy) { p.Filesystem.AllowWrite = []string{"/"} }, want: "whole host"},
+		{name: "every top directory writable", policy: func(p *policy.Policy) { p.Filesystem.AllowWrite = []string{"/*"} }, want: "whole host"},
+		{name: "glob class of nothing", policy: func(p *policy.Policy) {
+			p.Filesystem.DenyWrite = []string{ws + "/[/]x"}
+		}, want: ""},
+		{name: "non-ascii class", policy: func(p *policy.Policy) {
+			p.Filesystem.DenyWrite = []string{ws + "/[é]"}
+		}, want: "ASCII"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, r := profileCase{policy: tc.policy, req: tc.req}.build(t)
+			_, err := Profile(p, r)
+			if tc.want == "" {
+				// "[" then "/" splits the class: the component is a name.
+				if err != nil {
+					t.Fatalf("Profile: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Profile error = %v, want ErrInvalid mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestProfileNoPolicy(t *testing.T) {
+	if _, err := Profile(nil, baseRequest()); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Profile(nil) error = %v", err)
+	}
+}
+
+// TestProtectedAfterAllow is the structural rule of the profile: for each
+// protected path of each writable root, a deny that covers it comes after
+// the allow that opens its root (the last match wins).
+func TestProtectedAfterAllow(t *testing.T) {
+	for _, tc := range profileCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, r := tc.build(t)
+			profile, err := compile(p, r, tc.trustd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			forms, err := parseSBPL(profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules := rulesOf(forms)
+			inWritable, _ := p.Protected()
+			res := resolver{fsys: r.FS}
+			c, err := newCompiler(p, r, tc.trustd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range p.WritableRoots() {
+				if !c.literalOnly(w) {
+					continue
+				}
+				dir := res.resolve(w)
+				allowAt := -1
+				for i, rl := range rules {
+					if rl.allow && rl.covers("file-write-data") && rl.matches(object{path: dir + "/x"}) {
+						allowAt = i
+					}
+				}
+				if allowAt < 0 {
+					t.Fatalf("no rule allows writing in %s", dir)
+				}
+				for _, name := range inWritable {
+					prot := dir + "/" + strings.ReplaceAll(name, "*", "sub")
+					found := false
+					for _, rl := range rules[allowAt+1:] {
+						if !rl.allow && rl.covers("file-write-data") && rl.matches(object{path: prot}) {
+							found = true
+						}
+					}
+					if !found {
+						t.Errorf("no deny after line %d covers %s", rules[allowAt].line, prot)
+					}
+				}
+			}
+		})
+	}
+}
+
+// FuzzProfile: whatever the paths, a profile either is refused with
+// ErrInvalid or parses, keeps to the known operations and filters, and
+// quotes every string.
+func FuzzProfile(f *testing.F) {
+	for _, s := range []string{`a"b`, `a\b`, "a(b)", "**/*.pem", "[!a-c]?", "{x,y}", "é 🚀", "a\nb", "..", "[é]"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, name, glob string) {
+		p, err := policy.Default(ws, home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Filesystem.DenyWrite = []string{ws + "/" + glob, policy.EscapePattern(ws + "/" + name)}
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home+"/"+glob)
+		p.Filesystem.AllowRead = []string{policy.EscapePattern(home + "/" + name)}
+		p.Filesystem.AllowWrite = []string{"/data/" + glob}
+		p.Network.AllowUnixSockets = []string{"/tmp/" + name}
+		r := baseRequest()
+		r.Cwd = ws + "/" + name
+		profile, err := Profile(p, r)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		forms, err := parseSBPL(profile)
+		if err != nil {
+			t.Fatalf("parse: %v\n%s", err, profile)
+		}
+		if err := checkProfile(forms, r.Tag); err != nil {
+			t.Fatalf("structure: %v", err)
+		}
+	})
+}

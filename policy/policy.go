@@ -203,6 +203,19 @@ var ProtectedInWritable = append(prefixed(".git/", ProtectedInGitDir),
 	".cordon",
 )
 
+// ProtectedInHome are paths, relative to the home directory, that stay
+// read-only whenever a writable root covers them: the settings files cordon
+// and Claude Code read, git's and the shells' user configuration, and the
+// agents' own configuration. (Outside a writable root they are read-only
+// anyway.)
+var ProtectedInHome = []string{
+	".gitconfig", ".config/git",
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".profile",
+	".config/fish", ".config/cordon", ".claude/settings.json", ".claude/settings.local.json",
+	".claude/commands", ".claude/agents", ".claude.json", ".srt-settings.json", ".mcp.json",
+	".ssh", ".local/bin",
+}
+
 func prefixed(prefix string, names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -101,6 +102,25 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	if err != nil {
 		return pl, err
 	}
+	// The caller's own configuration, where a writable root covers it:
+	// protected relative to that root.
+	for _, w := range writable {
+		var names []string
+		for _, rel := range policy.ProtectedInHome {
+			if abs := path.Join(p.Home, rel); within(abs, w) {
+				names = append(names, strings.TrimPrefix(abs, strings.TrimSuffix(w, "/")+"/"))
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		more, err := mounts.Protect(fsys, []string{w}, names, nil)
+		if err != nil {
+			return pl, err
+		}
+		prot.Rules = append(prot.Rules, more.Rules...)
+		prot.Scrub = append(prot.Scrub, more.Scrub...)
+	}
 	// A worktree's or submodule's real git directory is writable too, or
 	// git could not commit there; its hooks and config are protected.
 	writable = append(writable, prot.Roots...)
@@ -108,7 +128,11 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		rules = append(rules, mounts.Rule{Path: w, Access: mounts.ReadWrite})
 	}
 	rules = append(rules, prot.Rules...)
-	pl.scrub.Paths = prot.Scrub
+	for _, sp := range prot.Scrub {
+		if !slices.Contains(pl.scrub.Paths, sp) {
+			pl.scrub.Paths = append(pl.scrub.Paths, sp)
+		}
+	}
 	pl.scrub.Roots = writable
 	pl.scrub.GitDirs = prot.Roots
 	var denied, reopened []string
@@ -185,6 +209,11 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	}
 	pl.mounts = res.Mounts
 	return pl, nil
+}
+
+// within reports whether p lies strictly below dir.
+func within(p, dir string) bool {
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // below reports whether p is dir or lies below it.

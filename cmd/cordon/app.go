@@ -45,6 +45,9 @@ func newApp() *cli.Command {
 			doctorCommand(),
 			configCommand(),
 			trustCommand(),
+			profileCommand(),
+			proxyCommand(),
+			proxyConnectCommand(),
 		},
 	}
 	// A usage error is cordon's own failure: one line, no help text.

@@ -97,7 +97,7 @@ func run(cordon string, n int) error {
 		}
 	}
 	report(cs, n)
-	return nil
+	return proxyBench(cordon, n)
 }
 
 func once(c *contender) (time.Duration, int64, error) {

@@ -1,0 +1,185 @@
+package netproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The X-Proxy-Error values that are not refusals.
+const (
+	errBadRequest    = "bad-request"
+	errResolveFailed = "resolve-failed"
+	errUpstream      = "upstream-error"
+)
+
+// serveHTTP handles one request on a client connection: CONNECT opens a
+// tunnel; an absolute-form request is forwarded, the connection kept alive.
+func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	host, port, err := splitTarget(r.Method, r.RequestURI)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, errBadRequest, "cordon proxy: "+err.Error()+"\n")
+		return
+	}
+	proto := "http"
+	if r.Method == http.MethodConnect {
+		proto = "connect"
+	}
+	d := p.decide(r.Context(), proto, host, port)
+	if !d.Allowed {
+		refuseHTTP(w, d)
+		return
+	}
+	if r.Method == http.MethodConnect {
+		p.connect(w, r, d)
+		return
+	}
+	p.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), decisionKey{}, d)))
+}
+
+// refuseHTTP answers a refusal: 403 and X-Proxy-Error with the reason, or
+// 502 when the name did not resolve.
+func refuseHTTP(w http.ResponseWriter, d Decision) {
+	if d.Reason == "" {
+		writeError(w, http.StatusBadGateway, errResolveFailed, d.Message())
+		return
+	}
+	writeError(w, http.StatusForbidden, string(d.Reason), d.Message())
+}
+
+func writeError(w http.ResponseWriter, status int, xerr, body string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Proxy-Error", xerr)
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	io.WriteString(w, body)
+}
+
+// connect dials the destination, then answers 200 and relays bytes.
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d Decision) {
+	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.DialTimeout)
+	upstream, err := p.dial(ctx, d.Addrs, d.Port)
+	cancel()
+	if err != nil {
+		writeError(w, http.StatusBadGateway, errUpstream, fmt.Sprintf("cordon proxy: connect to %s: %v\n", d.dest(), dialError(err)))
+		return
+	}
+	rc := http.NewResponseController(w)
+	client, brw, err := rc.Hijack()
+	if err != nil {
+		upstream.Close()
+		return
+	}
+	if pc, ok := client.(*prefixConn); ok {
+		client = pc.raw()
+	}
+	client.SetDeadline(time.Time{})
+	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	// a client may send its first bytes (a TLS hello) before the answer
+	if err := writeBuffered(upstream, brw.Reader); err != nil {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	if !p.begin(nil) {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	defer p.wg.Done()
+	p.relay(client, upstream)
+}
+
+// dialError drops the address from a dial error: the client learns that
+// the connection failed, not where the name points.
+func dialError(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+type decisionKey struct{}
+
+// newForwarder builds the forwarding half of the HTTP proxy. Its transport
+// never resolves: it dials the addresses of the request's decision, and
+// pools connections by destination name, which every request that reuses
+// one was allowed to reach.
+func (p *Proxy) newForwarder() *httputil.ReverseProxy {
+	t := &http.Transport{
+		Proxy: nil, // never the host's own HTTP_PROXY
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			d, ok := ctx.Value(decisionKey{}).(Decision)
+			if !ok || !d.Allowed || addr != d.dest() {
+				return nil, fmt.Errorf("cordon proxy: no decision for %s", addr)
+			}
+			ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+			defer cancel()
+			return p.dial(ctx, d.Addrs, d.Port)
+		},
+		ForceAttemptHTTP2:     false,
+		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		// pass the client's Accept-Encoding and the server's encoding through
+		DisableCompression: true,
+	}
+	return &httputil.ReverseProxy{
+		// Rewrite (unlike Director) starts from a request whose hop-by-hop
+		// headers (Connection and what it names, Proxy-Connection,
+		// Proxy-Authorization, Keep-Alive, TE, Upgrade, ...) are removed,
+		// and adds no X-Forwarded-For.
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			d := pr.In.Context().Value(decisionKey{}).(Decision)
+			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Host = d.hostHeader()
+			// RFC 9112 3.2.2: a proxy replaces Host with the target's
+			// authority, so the Host sent is the name that was checked
+			pr.Out.Host = ""
+		},
+		Transport: t,
+		ErrorLog:  log.New(io.Discard, "", 0),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			d, _ := r.Context().Value(decisionKey{}).(Decision)
+			writeError(w, http.StatusBadGateway, errUpstream, fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err)))
+		},
+	}
+}
+
+// dest is host:port, with brackets for IPv6.
+func (d Decision) dest() string {
+	return net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+}
+
+// hostHeader is the authority of the destination, the port left out when
+// it is 80.
+func (d Decision) hostHeader() string {
+	if d.Port == 80 {
+		if strings.Contains(d.Host, ":") {
+			return "[" + d.Host + "]"
+		}
+		return d.Host
+	}
+	return d.dest()
+}

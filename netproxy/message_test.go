@@ -1,0 +1,107 @@
+package netproxy
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
+
+// TestRefusals: what an HTTP client is told, for every kind of refusal
+// (testdata/refusals.golden): status, X-Proxy-Error, and a body naming the
+// destination, the rule and how to allow it, never a resolved address.
+func TestRefusals(t *testing.T) {
+	p, err := New(Config{
+		AllowedDomains: []string{"rebind.test", "metadata.test", "denyaddr.test", "gone.test", "[2001:db8::9]:443"},
+		DeniedDomains:  []string{"*.evil.test", "203.0.113.66"},
+		Resolver: StaticResolver{
+			"rebind.test":   addrs("127.0.0.2"),
+			"metadata.test": addrs("169.254.169.254"),
+			"denyaddr.test": addrs("203.0.113.66"),
+			"ask-no.test":   addrs("198.51.100.1"),
+			"ask-err.test":  addrs("198.51.100.1"),
+		},
+		InterfaceAddrs: func() []netip.Addr { return nil },
+		Ask: AskFunc(func(_ context.Context, q Question) (bool, error) {
+			if q.Host == "ask-err.test" {
+				return false, errors.New("ask command /usr/local/bin/ask: exit status 2")
+			}
+			return false, nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	noAsk, err := New(Config{AllowedDomains: []string{"example.com:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noAsk.Close()
+	var b strings.Builder
+	for _, c := range []struct{ proto, host string }{
+		{"connect", "unlisted.test:443"},
+		{"http", "ask-no.test:80"},
+		{"connect", "www.evil.test:443"},
+		{"http", "rebind.test:80"},
+		{"connect", "metadata.test:443"},
+		{"http", "denyaddr.test:80"},
+		{"connect", "192.0.2.1:443"},
+		{"connect", "[2001:db8::9]:80"},
+		{"http", "ask-err.test:80"},
+		{"connect", "127.1:443"},
+		{"http", "gone.test:80"},
+	} {
+		host, port, err := splitAuthority(c.host, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		px := p
+		if host == "unlisted.test" {
+			px = noAsk
+		}
+		d := px.decideQuietly(context.Background(), c.proto, host, port)
+		if d.Allowed {
+			t.Fatalf("%s allowed", c.host)
+		}
+		rec := httptest.NewRecorder()
+		refuseHTTP(rec, d)
+		fmt.Fprintf(&b, "== %s %s\n%d %s\nX-Proxy-Error: %s\n%s\n", c.proto, c.host, rec.Code,
+			http.StatusText(rec.Code), rec.Header().Get("X-Proxy-Error"), rec.Body.String())
+		for _, a := range d.Addrs {
+			if strings.Contains(rec.Body.String(), a.String()) {
+				t.Errorf("the refusal of %s names the address %s", c.host, a)
+			}
+		}
+	}
+	golden(t, "refusals.golden", b.String())
+}

@@ -1,0 +1,431 @@
+// Package netproxy is cordon's host-side network filter: an HTTP proxy
+// (absolute-form requests and CONNECT tunnels) and a SOCKS5 proxy (CONNECT,
+// domain names resolved here) that decide, for one run, which destinations
+// a sandboxed command may reach.
+//
+// It enforces the allow and deny lists (exact names, "*.name" for
+// subdomains, IP addresses listed literally, optional ports; deny first;
+// nothing when the allow list is empty), asks an optional Asker about names
+// neither list matches, and refuses an allowed name that resolves to
+// loopback, link-local, cloud metadata or the host's own addresses (DNS
+// rebinding): a name is resolved once and only the addresses that passed
+// are dialled. A connection is attributed to a run by the Proxy whose
+// listener it arrived on, never by anything the client says.
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Config is the policy and the plumbing of one Proxy.
+type Config struct {
+	// Run identifies the run the proxy serves; it is reported with every
+	// decision and sent to the Asker.
+	Run string
+	// AllowedDomains and DeniedDomains are the patterns of ParsePattern
+	// (settings key sandbox.network.allowedDomains and deniedDomains). An
+	// empty AllowedDomains allows nothing.
+	AllowedDomains []string
+	DeniedDomains  []string
+	// Ask, when set, decides about names neither list matches. Its answers
+	// are remembered for the life of the Proxy; a failure or timeout
+	// refuses.
+	Ask Asker
+	// AskTimeout bounds one question (default 60s).
+	AskTimeout time.Duration
+	// OnDecision, when set, receives every decision, allowed or refused,
+	// synchronously on the connection's goroutine: it must not block long.
+	OnDecision func(Decision)
+	// Resolver resolves names (default net.DefaultResolver).
+	Resolver Resolver
+	// InterfaceAddrs lists this host's own addresses, which no name may
+	// resolve to (default: the addresses of every interface, re-read at
+	// most once a second).
+	InterfaceAddrs func() []netip.Addr
+	// DialTimeout bounds resolving and connecting to one destination
+	// (default 30s).
+	DialTimeout time.Duration
+}
+
+// Proxy serves one run: every connection accepted on a listener given to
+// Serve is the run's.
+type Proxy struct {
+	cfg      Config
+	rules    *Rules
+	resolver Resolver
+	ownAddrs func() []netip.Addr
+	dialer   net.Dialer
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	httpOnce sync.Once
+	httpConn *connListener // conns sniffed as HTTP, served by server
+	server   *http.Server
+	forward  *httputil.ReverseProxy
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]struct{}
+	asks      map[string]*askCall
+	wg        sync.WaitGroup
+}
+
+// Timeouts of the protocol exchanges before a connection is established.
+const (
+	handshakeTimeout  = 30 * time.Second // SOCKS greeting and request
+	firstByteTimeout  = 60 * time.Second // a client that connects and says nothing
+	idleTimeout       = 2 * time.Minute  // a kept-alive HTTP client connection
+	defaultAskTimeout = 60 * time.Second
+	defaultDial       = 30 * time.Second
+	perAddressDial    = 10 * time.Second
+)
+
+// New checks the configuration and returns a Proxy that serves nothing
+// until Serve is called.
+func New(cfg Config) (*Proxy, error) {
+	rules, err := NewRules(cfg.AllowedDomains, cfg.DeniedDomains)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.AskTimeout <= 0 {
+		cfg.AskTimeout = defaultAskTimeout
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = defaultDial
+	}
+	p := &Proxy{
+		cfg:       cfg,
+		rules:     rules,
+		resolver:  cfg.Resolver,
+		ownAddrs:  cfg.InterfaceAddrs,
+		dialer:    net.Dialer{Timeout: perAddressDial},
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[net.Conn]struct{}{},
+	}
+	if p.resolver == nil {
+		p.resolver = net.DefaultResolver
+	}
+	if p.ownAddrs == nil {
+		p.ownAddrs = (&interfaceAddrs{}).get
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return p, nil
+}
+
+// Serve accepts connections on l until l fails or the Proxy is closed, and
+// serves each as an HTTP proxy or, when its first byte is 5, as SOCKS5: the
+// HTTP and SOCKS ports both speak both. It returns ErrClosed after Close.
+func (p *Proxy) Serve(l net.Listener) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	p.listeners[l] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.listeners, l)
+		p.mu.Unlock()
+	}()
+	var backoff time.Duration
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if p.isClosed() {
+				return ErrClosed
+			}
+			if temporary(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		if !p.begin(c) {
+			c.Close()
+			return ErrClosed
+		}
+		go p.serveConn(c)
+	}
+}
+
+// temporary reports the accept errors that pass (EMFILE, ECONNABORTED): a
+// full file table must not end the run's network.
+func temporary(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// Close stops every listener given to Serve, ends every connection and
+// pending question, and waits for the proxy's goroutines.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	for l := range p.listeners {
+		l.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	srv := p.server
+	p.mu.Unlock()
+	p.cancel()
+	if srv != nil {
+		srv.Close()
+		p.forward.Transport.(*http.Transport).CloseIdleConnections()
+	}
+	p.wg.Wait()
+	return nil
+}
+
+func (p *Proxy) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// begin registers a goroutine that Close must wait for, and a connection
+// (if not nil) that Close must end; false when the proxy is closed. Close
+// sets closed under the same lock before it waits: no Add races the Wait.
+func (p *Proxy) begin(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	if c != nil {
+		p.conns[c] = struct{}{}
+	}
+	p.wg.Add(1)
+	return true
+}
+
+// track registers a connection that Close must end; false when closed.
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+// serveConn reads the first byte to tell SOCKS5 from HTTP.
+func (p *Proxy) serveConn(c net.Conn) {
+	defer p.wg.Done()
+	var b [1]byte
+	c.SetReadDeadline(time.Now().Add(firstByteTimeout))
+	if _, err := io.ReadFull(c, b[:]); err != nil {
+		p.untrack(c)
+		c.Close()
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	if b[0] == socksVersion {
+		defer p.untrack(c)
+		defer c.Close()
+		p.serveSOCKS(c)
+		return
+	}
+	// the HTTP server owns the connection from here; its Close ends it
+	p.untrack(c)
+	p.startHTTP()
+	if !p.httpConn.push(&prefixConn{Conn: c, first: b[:]}) {
+		c.Close()
+	}
+}
+
+// prefixConn gives back the byte read to sniff the protocol.
+type prefixConn struct {
+	net.Conn
+	first []byte
+}
+
+func (c *prefixConn) Read(b []byte) (int, error) {
+	if len(c.first) > 0 {
+		n := copy(b, c.first)
+		c.first = c.first[n:]
+		return n, nil
+	}
+	return c.Conn.Read(b)
+}
+
+// raw returns the connection itself once the sniffed byte is consumed, so
+// that copying between two TCP connections can splice in the kernel.
+func (c *prefixConn) raw() net.Conn {
+	if len(c.first) == 0 {
+		return c.Conn
+	}
+	return c
+}
+
+// connListener hands sniffed connections to the HTTP server.
+type connListener struct {
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+	addr net.Addr
+}
+
+func (l *connListener) push(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }
+
+// startHTTP starts the run's HTTP server on the first HTTP connection.
+func (p *Proxy) startHTTP() {
+	p.httpOnce.Do(func() {
+		p.httpConn = &connListener{ch: make(chan net.Conn), done: make(chan struct{}),
+			addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}}
+		p.forward = p.newForwarder()
+		srv := &http.Server{
+			Handler:           http.HandlerFunc(p.serveHTTP),
+			ReadHeaderTimeout: handshakeTimeout,
+			IdleTimeout:       idleTimeout,
+			BaseContext:       func(net.Listener) context.Context { return p.ctx },
+			// the sandboxed command's mistakes are not cordon's to log
+			ErrorLog: log.New(io.Discard, "", 0),
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.closed {
+			p.httpConn.Close()
+			return
+		}
+		p.server = srv
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			srv.Serve(p.httpConn)
+		}()
+	})
+}
+
+// dial connects to the first of addrs that answers. The addresses are the
+// ones decide checked: nothing is resolved again.
+func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
+	var first error
+	for _, a := range addrs {
+		c, err := p.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if first == nil {
+		first = errors.New("no address to dial")
+	}
+	return nil, first
+}
+
+// relay copies both ways between the client and the upstream connection
+// until both directions end, then closes both. Between two *net.TCPConn
+// io.Copy splices in the kernel.
+func (p *Proxy) relay(client, upstream net.Conn) {
+	if !p.track(client) {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	if !p.track(upstream) {
+		p.untrack(client)
+		client.Close()
+		upstream.Close()
+		return
+	}
+	defer func() {
+		p.untrack(client)
+		p.untrack(upstream)
+		client.Close()
+		upstream.Close()
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		copyHalf(upstream, client)
+	}()
+	copyHalf(client, upstream)
+	<-done
+}
+
+// copyHalf copies src to dst, then passes the end of the stream on; an
+// error ends both directions.
+func copyHalf(dst, src net.Conn) {
+	_, err := io.Copy(dst, src)
+	if err != nil {
+		dst.Close()
+		src.Close()
+		return
+	}
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	} else {
+		dst.Close()
+	}
+}
+
+// writeBuffered writes what a bufio.Reader read ahead of the client's
+// request to the upstream connection.
+func writeBuffered(dst net.Conn, br *bufio.Reader) error {
+	n := br.Buffered()
+	if n == 0 {
+		return nil
+	}
+	b, _ := br.Peek(n)
+	_, err := dst.Write(b)
+	return err
+}

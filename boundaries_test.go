@@ -17,7 +17,7 @@ const module = "cordon.dev/cordon"
 var allowed = map[string][]string{
 	"policy":       {"policy/shell"},
 	"policy/shell": {},
-	"spec":         {"policy", "mounts", "seccomp", "probe"},
+	"spec":         {"policy", "mounts", "seccomp", "probe", "netproxy"},
 	"mounts":       {},
 	"seccomp":      {},
 	"netproxy":     {"policy"},

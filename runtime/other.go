@@ -9,6 +9,7 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"cordon.dev/cordon/netproxy"
 	"cordon.dev/cordon/spec"
 )
 
@@ -19,6 +20,7 @@ type Options struct {
 	Stdin, Stdout, Stderr *os.File
 	Meta                  Meta
 	Notify                func(msg string)
+	Proxy                 *netproxy.Config
 }
 
 // Init does nothing on this OS.

@@ -19,6 +19,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"cordon.dev/cordon/netproxy"
 	"cordon.dev/cordon/spec"
 
 	// libcontainer's namespace setup runs as a C constructor of the
@@ -41,6 +42,9 @@ type Options struct {
 	// Notify receives the notes for the caller at the end of the run: what
 	// the sandbox refused, what cordon had to clean up.
 	Notify func(msg string)
+	// Proxy configures the network proxy when the spec asks for it
+	// (spec.AnnotationProxy); Run serves it for the length of the run.
+	Proxy *netproxy.Config
 }
 
 func init() {
@@ -130,11 +134,32 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	if rules != nil {
 		defer rules.Close()
 	}
+	if o.Proxy != nil {
+		o.Proxy.Run = o.ID
+	}
+	br, err := newBridge(s, o.Proxy)
+	if err != nil {
+		lifeR.Close()
+		return 0, err
+	}
+	var brChild *os.File
+	if br != nil {
+		defer br.close()
+		brChild = br.child
+		defer func() {
+			if o.Notify != nil {
+				for _, n := range br.notes() {
+					o.Notify(n)
+				}
+			}
+		}()
+	}
 	// The init finds each at its fixed descriptor number (spec.Init*FD).
 	process.ExtraFiles, err = initFiles(map[int]*os.File{
 		spec.InitParentFD:   lifeR,
 		spec.InitSeccompFD:  program,
 		spec.InitLandlockFD: rules,
+		spec.InitProxyFD:    brChild,
 	})
 	if err != nil {
 		lifeR.Close()
@@ -167,6 +192,13 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 		return 0, fmt.Errorf("start sandbox: %w", err)
 	}
 	lifeR.Close()
+	if br != nil {
+		if err := br.serve(); err != nil {
+			_ = container.Signal(unix.SIGKILL)
+			_, _ = process.Wait()
+			return 0, err
+		}
+	}
 	tr.mark("started")
 	if term != nil {
 		if err := term.attach(); err != nil {

@@ -10,7 +10,8 @@
  * installed in the child, which Go's os.StartProcess cannot do.
  *
  *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S] [--landlock-fd=L]
- *                       [--uid=U --gid=G] -- COMMAND [ARGS...]
+ *                       [--proxy-fd=P --proxy-ports=H,S] [--uid=U --gid=G]
+ *                       -- COMMAND [ARGS...]
  *
  * It starts COMMAND in a process group of its own (the terminal's
  * foreground group when the sandbox has a terminal), with the caller's own
@@ -20,7 +21,11 @@
  * then struct sock_filter[]; see spec.InitSeccompFD), which it then
  * installs in itself as well, and with the Landlock rules read from L
  * (records "r", "w" or "l", NUL, path, NUL; see spec.InitLandlockFD) as far as
- * the kernel's Landlock ABI allows. It
+ * the kernel's Landlock ABI allows. With --proxy-fd it listens on
+ * 127.0.0.1 at each of the ports inside the sandbox's network namespace and
+ * hands the listening sockets to cordon over the unix socket P: cordon
+ * serves its filtering proxy on them from the host, and no bridge process
+ * runs in the sandbox. It
  * passes on every signal it receives to that group, reaps orphans, and ends
  * every process of the sandbox when COMMAND exits or when cordon on the
  * host goes away (the lifeline descriptor N reaches end of file, or the
@@ -44,7 +49,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -58,11 +65,61 @@ static void fail(const char *what, int err)
 	fprintf(stderr, "cordon: %s: %s\n", what, strerror(err));
 }
 
+#define MAX_PROXY_PORTS 4
+
 struct options {
-	int parent_fd, seccomp_fd, landlock_fd;
+	int parent_fd, seccomp_fd, landlock_fd, proxy_fd;
+	int proxy_ports[MAX_PROXY_PORTS], nproxy;
 	long uid, gid;
 	char **argv;
 };
+
+/*
+ * hand_listeners makes a listening socket on 127.0.0.1:port for each proxy
+ * port and sends them all over the unix socket fd, then closes its copies.
+ */
+static int hand_listeners(const struct options *o, const char **what)
+{
+	int fds[MAX_PROXY_PORTS];
+	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
+	char byte = 'L';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = CMSG_SPACE(o->nproxy * sizeof(int)) };
+	struct cmsghdr *c;
+	int one = 1, i, rc = 0;
+
+	for (i = 0; i < o->nproxy; i++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(o->proxy_ports[i]),
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] < 0 || setsockopt(fds[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		    bind(fds[i], (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fds[i], 512) < 0) {
+			*what = "proxy listener on 127.0.0.1";
+			rc = -1;
+			i++;
+			goto out;
+		}
+	}
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(o->nproxy * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, o->nproxy * sizeof(int));
+	if (sendmsg(o->proxy_fd, &msg, MSG_NOSIGNAL) < 0) {
+		*what = "hand the proxy listeners to cordon";
+		rc = -1;
+	}
+out:
+	{
+		int saved = errno;
+		while (i-- > 0)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		errno = saved;
+	}
+	return rc;
+}
 
 /* The compiled seccomp profile. */
 struct program {
@@ -465,13 +522,29 @@ static int parse(int argc, char **argv, struct options *o)
 {
 	int i;
 
-	o->parent_fd = o->seccomp_fd = o->landlock_fd = -1;
+	o->parent_fd = o->seccomp_fd = o->landlock_fd = o->proxy_fd = -1;
+	o->nproxy = 0;
 	o->uid = o->gid = -1;
 	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		char *v = strchr(argv[i], '='), *end;
 		long n;
 		if (!v)
 			goto bad;
+		if (strncmp(argv[i], "--proxy-ports=", 14) == 0) {
+			for (char *p = v + 1;;) {
+				errno = 0;
+				n = strtol(p, &end, 10);
+				if (errno || end == p || n < 1 || n > 65535 || o->nproxy == MAX_PROXY_PORTS)
+					goto bad;
+				o->proxy_ports[o->nproxy++] = n;
+				if (*end == 0)
+					break;
+				if (*end != ',')
+					goto bad;
+				p = end + 1;
+			}
+			continue;
+		}
 		errno = 0;
 		n = strtol(v + 1, &end, 10);
 		if (errno || *end || end == v + 1 || n < 0 || n > INT_MAX)
@@ -482,6 +555,8 @@ static int parse(int argc, char **argv, struct options *o)
 			o->seccomp_fd = n;
 		else if (strncmp(argv[i], "--landlock-fd=", 14) == 0)
 			o->landlock_fd = n;
+		else if (strncmp(argv[i], "--proxy-fd=", 11) == 0)
+			o->proxy_fd = n;
 		else if (strncmp(argv[i], "--uid=", 6) == 0)
 			o->uid = n;
 		else if (strncmp(argv[i], "--gid=", 6) == 0)
@@ -491,6 +566,10 @@ static int parse(int argc, char **argv, struct options *o)
 	}
 	if (i + 1 >= argc) {
 		fprintf(stderr, "cordon: %s: no command\n", INIT_COMMAND);
+		return -1;
+	}
+	if ((o->proxy_fd < 0) != (o->nproxy == 0)) {
+		fprintf(stderr, "cordon: %s: --proxy-fd and --proxy-ports go together\n", INIT_COMMAND);
 		return -1;
 	}
 	if ((o->uid < 0) != (o->gid < 0)) {
@@ -546,6 +625,14 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		}
 	}
 
+	if (o.proxy_fd >= 0) {
+		const char *what = "";
+		if (hand_listeners(&o, &what) < 0) {
+			fail(what, errno);
+			return 125;
+		}
+		close(o.proxy_fd);
+	}
 	if (o.landlock_fd >= 0) {
 		if (read_all(o.landlock_fd, &ll) < 0) {
 			fail("read the landlock rules", errno);

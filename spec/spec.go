@@ -130,6 +130,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 		WithRoot(req.Host.Rootfs),
 		WithProcess(p, req, profile != nil),
 		WithLandlock(plan.landlock),
+		WithProxy(p),
 		WithNamespaces(pr),
 		WithIDMappings(req.UID, req.GID),
 		WithCapabilities(Nested(req.UID, req.GID)),

@@ -7,7 +7,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"cordon.dev/cordon/netproxy"
+	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/runtime"
+	"cordon.dev/cordon/spec"
 )
 
 func runCommand() *cli.Command {
@@ -36,6 +39,7 @@ func runCommand() *cli.Command {
 				Stderr: os.Stderr,
 				Meta:   runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
 				Notify: func(msg string) { fmt.Fprintf(stderr, "cordon: %s\n", msg) },
+				Proxy:  proxyConfig(sb.policy),
 			})
 			if err != nil {
 				return err
@@ -46,4 +50,17 @@ func runCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// proxyConfig is the network proxy of a run under the policy, nil when the
+// policy allows no network at all.
+func proxyConfig(p *policy.Policy) *netproxy.Config {
+	if !spec.Proxied(p) {
+		return nil
+	}
+	cfg := &netproxy.Config{AllowedDomains: p.Network.AllowedDomains, DeniedDomains: p.Network.DeniedDomains}
+	if p.Network.AskCommand != "" {
+		cfg.Ask = &netproxy.AskCommand{Path: p.Network.AskCommand, Stderr: os.Stderr}
+	}
+	return cfg
 }

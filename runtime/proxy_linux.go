@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"cordon.dev/cordon/netproxy"
+	"cordon.dev/cordon/spec"
+)
+
+// bridge receives the proxy's listening sockets from the sandbox's init
+// (spec.InitProxyFD) and serves cordon's filtering proxy on them.
+type bridge struct {
+	sock, child *os.File
+	proxy       *netproxy.Proxy
+	mu          sync.Mutex
+	refused     []netproxy.Decision
+}
+
+// newBridge prepares the unix socket the init hands the listeners over,
+// when the spec asks for the proxy.
+func newBridge(s *specs.Spec, cfg *netproxy.Config) (*bridge, error) {
+	if s.Annotations[spec.AnnotationProxy] == "" {
+		return nil, nil
+	}
+	if cfg == nil {
+		return nil, errors.New("the spec asks for the network proxy and no proxy configuration was given")
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("proxy bridge: %w", err)
+	}
+	b := &bridge{sock: os.NewFile(uintptr(fds[0]), "proxy-bridge"), child: os.NewFile(uintptr(fds[1]), "proxy-bridge-init")}
+	c := *cfg
+	user := c.OnDecision
+	c.OnDecision = func(d netproxy.Decision) {
+		if !d.Allowed {
+			b.mu.Lock()
+			if len(b.refused) < 100 {
+				b.refused = append(b.refused, d)
+			}
+			b.mu.Unlock()
+		}
+		if user != nil {
+			user(d)
+		}
+	}
+	if b.proxy, err = netproxy.New(c); err != nil {
+		b.close()
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	return b, nil
+}
+
+// serve receives the listeners (the init sends them before it starts the
+// command) and serves the proxy on them.
+func (b *bridge) serve() error {
+	b.child.Close()
+	_ = b.sock.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	raw, err := b.sock.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var n, oobn int
+	var rerr error
+	err = raw.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN
+	})
+	if err == nil {
+		err = rerr
+	}
+	if err != nil || n == 0 {
+		return fmt.Errorf("proxy bridge: the sandbox's init sent no listeners: %v", err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return fmt.Errorf("proxy bridge: bad message from the init: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil {
+		return fmt.Errorf("proxy bridge: %w", err)
+	}
+	for _, fd := range fds {
+		f := os.NewFile(uintptr(fd), "proxy-listener")
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("proxy bridge: %w", err)
+		}
+		go func() { _ = b.proxy.Serve(ln) }()
+	}
+	return nil
+}
+
+// notes says what the proxy refused, one line per destination.
+func (b *bridge) notes() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range b.refused {
+		key := fmt.Sprintf("%s:%d", d.Host, d.Port)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, fmt.Sprintf("blocked connection to %s (%s; allow with --allow-domain %s or sandbox.network.allowedDomains)", key, d.Rule, d.Host))
+	}
+	return out
+}
+
+func (b *bridge) close() {
+	if b.proxy != nil {
+		b.proxy.Close()
+	}
+	b.sock.Close()
+	b.child.Close()
+}

@@ -1,0 +1,72 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/netproxy"
+	"cordon.dev/cordon/policy"
+)
+
+// InitProxyFD is the unix socket on which the init hands the runtime the
+// proxy's listening sockets: it makes them on 127.0.0.1 inside the
+// sandbox's network namespace (InitProxyPorts), where nothing outside can
+// reach, and the runtime serves them from the host. No bridge process runs
+// in the sandbox, and each connection belongs to this run.
+const InitProxyFD = 6
+
+// AnnotationProxy is "HTTPPORT,SOCKSPORT" when the sandbox reaches the
+// network through cordon's proxy.
+const AnnotationProxy = "dev.cordon.proxy"
+
+// Proxied reports whether the policy lets the command reach any network
+// destination (through the proxy): some domains are allowed, or an ask
+// command may allow them.
+func Proxied(p *policy.Policy) bool {
+	return len(p.Network.AllowedDomains) > 0 || p.Network.AskCommand != ""
+}
+
+// ProxyPorts returns the proxy's ports inside the sandbox.
+func ProxyPorts(p *policy.Policy) (httpPort, socksPort int) {
+	httpPort, socksPort = p.Network.HTTPProxyPort, p.Network.SOCKSProxyPort
+	if httpPort == 0 {
+		httpPort = netproxy.DefaultHTTPPort
+	}
+	if socksPort == 0 {
+		socksPort = netproxy.DefaultSOCKSPort
+	}
+	return httpPort, socksPort
+}
+
+// WithProxy points the command at the proxy (environment) and tells the
+// init to make its listening sockets, when the policy allows any network.
+func WithProxy(p *policy.Policy) Opt {
+	return func(s *specs.Spec) error {
+		if !Proxied(p) {
+			return nil
+		}
+		if s.Process == nil {
+			return fmt.Errorf("%w: proxy before process", ErrInvalid)
+		}
+		h, so := ProxyPorts(p)
+		if h == so {
+			return fmt.Errorf("%w: the proxy's HTTP and SOCKS ports are both %d", ErrInvalid, h)
+		}
+		// Only root may bind below 1024, and nobody is root in the
+		// sandbox's network namespace.
+		if h < 1024 || so < 1024 {
+			return fmt.Errorf("%w: the proxy's ports inside the sandbox must be 1024 or higher (httpProxyPort %d, socksProxyPort %d)", ErrInvalid, h, so)
+		}
+		env := netproxy.Env(h, so, InitPath)
+		s.Process.Env = append(withoutNames(s.Process.Env, env), env...)
+		i := slices.Index(s.Process.Args, "--")
+		if i < 0 {
+			return fmt.Errorf("%w: the process does not run cordon's init", ErrInvalid)
+		}
+		s.Process.Args = slices.Insert(s.Process.Args, i,
+			fmt.Sprintf("--proxy-fd=%d", InitProxyFD), fmt.Sprintf("--proxy-ports=%d,%d", h, so))
+		return WithAnnotations(map[string]string{AnnotationProxy: fmt.Sprintf("%d,%d", h, so)})(s)
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // DefaultManagedFiles are the managed settings files, highest precedence:
@@ -45,6 +47,9 @@ type Flags struct {
 	AllowWrite, DenyRead, DenyWrite, AllowRead []string
 	AllowDomain, DenyDomain                    []string
 	Mode                                       string
+	// Limits, as written on the command line ("2G", "50%", "90s", "1024");
+	// empty means unset.
+	Memory, Pids, CPUs, Timeout, OutputLimit, FileSize, OpenFiles, TmpSize string
 }
 
 // Load discovers the settings files for a workspace, reads them, checks
@@ -152,6 +157,9 @@ func Load(o LoadOptions) (*Policy, error) {
 		rep.Files[i].Trusted = trusted || (rep.Files[i].Scope != ScopeProject.String() && rep.Files[i].Scope != ScopeLocal.String())
 	}
 	p := &Policy{Workspace: ws, Home: o.Home, Mode: WorkspaceWrite, Trusted: trusted}
+	for _, c := range cands {
+		p.SettingsFiles = append(p.SettingsFiles, c.path)
+	}
 	m := merger{p: p, rep: rep}
 	for _, l := range layers {
 		if !trusted && (l.scope == ScopeProject || l.scope == ScopeLocal) {
@@ -166,15 +174,10 @@ func Load(o LoadOptions) (*Policy, error) {
 
 const defaultSettingsName = "(embedded default policy)"
 
-// formatFlagFile guesses the dialect of a --settings file: sandbox-runtime's
-// by its name, Claude Code's otherwise (cordon's own keys included, other
-// tools' top-level keys ignored).
-func formatFlagFile(path string) format {
-	if strings.HasSuffix(path, ".srt-settings.json") || strings.HasSuffix(path, ".srt.json") {
-		return formatSRT
-	}
-	return formatClaude
-}
+// formatFlagFile is the dialect of a --settings file: any of the three
+// shapes (sandbox-runtime's top-level network and filesystem, Claude
+// Code's and cordon's blocks), other tools' top-level keys ignored.
+func formatFlagFile(string) format { return formatAny }
 
 func unwrapPathError(err error) error {
 	var pe *fs.PathError
@@ -197,6 +200,8 @@ func readLayer(file string, data []byte, scope Scope, f format, o LoadOptions, b
 	l := &layer{file: file, scope: scope, base: base}
 	d := &decoder{l: l, format: f, home: o.Home, cwd: o.Cwd}
 	d.pathDir = func(raw string) (string, error) { return expandPath(raw, f, o, base) }
+	// sandbox-runtime's blocks keep its path rules in any file.
+	d.srtPathDir = func(raw string) (string, error) { return expandPath(raw, formatSRT, o, base) }
 	if err := d.decode(root); err != nil {
 		return nil, err
 	}
@@ -284,6 +289,50 @@ func flagLayer(o LoadOptions) (*layer, error) {
 			return nil, &SettingsError{File: "--mode", Msg: err.Error()}
 		}
 		l.mode = &setting[string]{f.Mode, Source{File: "--mode", Scope: ScopeFlag}}
+	}
+	// The limits go through the settings decoder, as if written in a file.
+	for _, x := range []struct{ key, flag, v string }{
+		{"memory", "memory", f.Memory}, {"pids", "pids", f.Pids}, {"cpus", "cpus", f.CPUs},
+		{"timeout", "timeout", f.Timeout}, {"outputLimit", "output-limit", f.OutputLimit},
+		{"fileSize", "file-size", f.FileSize}, {"openFiles", "open-files", f.OpenFiles}, {"tmpSize", "tmp-size", f.TmpSize},
+	} {
+		if x.v == "" {
+			continue
+		}
+		val := strconv.Quote(x.v)
+		if x.key == "pids" || x.key == "cpus" || x.key == "openFiles" {
+			val = x.v
+		}
+		root, err := parseJSON([]byte(`{"cordon": {"limits": {` + strconv.Quote(x.key) + ": " + val + `}}}`))
+		if err != nil {
+			return nil, &SettingsError{File: "--" + x.flag, Msg: fmt.Sprintf("%q is not a valid value", x.v)}
+		}
+		fl := &layer{file: "--" + x.flag, scope: ScopeFlag}
+		d := &decoder{l: fl, format: formatCordon}
+		if err := d.decode(root); err != nil {
+			var se *SettingsError
+			if errors.As(err, &se) {
+				return nil, &SettingsError{File: "--" + x.flag, Msg: se.Msg}
+			}
+			return nil, err
+		}
+		for _, p := range []struct {
+			dst **setting[int64]
+			src *setting[int64]
+		}{{&l.memory, fl.memory}, {&l.pids, fl.pids}, {&l.outputLimit, fl.outputLimit}, {&l.fileSize, fl.fileSize}, {&l.openFiles, fl.openFiles}, {&l.tmpSize, fl.tmpSize}} {
+			if p.src != nil {
+				*p.dst = &setting[int64]{p.src.V, Source{File: "--" + x.flag, Scope: ScopeFlag}}
+			}
+		}
+		if fl.memoryPercent != nil {
+			l.memoryPercent = &setting[float64]{fl.memoryPercent.V, Source{File: "--memory", Scope: ScopeFlag}}
+		}
+		if fl.cpus != nil {
+			l.cpus = &setting[float64]{fl.cpus.V, Source{File: "--cpus", Scope: ScopeFlag}}
+		}
+		if fl.timeout != nil {
+			l.timeout = &setting[time.Duration]{fl.timeout.V, Source{File: "--timeout", Scope: ScopeFlag}}
+		}
 	}
 	return l, nil
 }

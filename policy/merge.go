@@ -50,6 +50,7 @@ type merger struct {
 	ignore  map[string][]entry
 	mode    *setting[string]
 	limits  struct {
+		memoryPercent                                           *setting[float64]
 		memory, pids, outputLimit, fileSize, openFiles, tmpSize *setting[int64]
 		cpus                                                    *setting[float64]
 		timeout                                                 *setting[time.Duration]
@@ -136,6 +137,10 @@ func (m *merger) untrusted(l *layer) {
 		}
 	}
 	tighter("cordon.limits.memory", &l.memory, m.limits.memory)
+	if l.memoryPercent != nil && (m.limits.memory != nil || m.limits.memoryPercent != nil && l.memoryPercent.V > m.limits.memoryPercent.V) {
+		m.ignored("cordon.limits.memory", fmt.Sprintf("%g%%", l.memoryPercent.V), l.memoryPercent.Src, untrustedReason)
+		l.memoryPercent = nil
+	}
 	tighter("cordon.limits.pids", &l.pids, m.limits.pids)
 	tighter("cordon.limits.outputLimit", &l.outputLimit, m.limits.outputLimit)
 	tighter("cordon.limits.fileSize", &l.fileSize, m.limits.fileSize)
@@ -204,6 +209,7 @@ func (m *merger) apply(l *layer) {
 		"sandbox.allowNestedUserNamespaces": l.nestedUserNS, "cordon.allowSocketpair": l.allowSocketpair,
 		"cordon.allowManagedDomainsOnly": l.managedDomainsOnly, "cordon.allowManagedReadPathsOnly": l.managedReadOnly,
 		"cordon.allowManagedWritePathsOnly": l.managedWriteOnly, "cordon.allowManagedPermissionRulesOnly": l.managedPermissionsOnly,
+		"sandbox.network.strictAllowlist": l.strictAllowlist,
 	} {
 		if s != nil {
 			m.flags[key] = s
@@ -235,6 +241,13 @@ func (m *merger) apply(l *layer) {
 		if v != nil {
 			*dst = v
 		}
+	}
+	// A memory limit in bytes and one as a share replace each other.
+	if l.memory != nil {
+		m.limits.memoryPercent = nil
+	}
+	if l.memoryPercent != nil {
+		m.limits.memoryPercent, m.limits.memory = l.memoryPercent, nil
 	}
 	set64(&m.limits.memory, l.memory)
 	set64(&m.limits.pids, l.pids)
@@ -324,7 +337,8 @@ func (m *merger) finish(layers []*layer) {
 			rep.Values = append(rep.Values, ValueReport{Key: key, Value: strconv.Itoa(s.V), Source: s.Src.String()})
 		}
 	}
-	if s := m.strs["cordon.askCommand"]; s != nil {
+	p.Network.StrictAllowlist = flag("sandbox.network.strictAllowlist", false)
+	if s := m.strs["cordon.askCommand"]; s != nil && !p.Network.StrictAllowlist {
 		p.Network.AskCommand = s.V
 		rep.Values = append(rep.Values, ValueReport{Key: "cordon.askCommand", Value: s.V, Source: s.Src.String()})
 	}
@@ -393,6 +407,10 @@ func (m *merger) finish(layers []*layer) {
 			*x.dst = x.s.V
 			rep.Values = append(rep.Values, ValueReport{Key: x.key, Value: strconv.FormatInt(x.s.V, 10), Source: x.s.Src.String()})
 		}
+	}
+	if lim.memoryPercent != nil {
+		p.Limits.MemoryPercent = lim.memoryPercent.V
+		rep.Values = append(rep.Values, ValueReport{Key: "cordon.limits.memory", Value: fmt.Sprintf("%g%%", lim.memoryPercent.V), Source: lim.memoryPercent.Src.String()})
 	}
 	if lim.cpus != nil {
 		p.Limits.CPUs = lim.cpus.V

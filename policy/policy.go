@@ -92,6 +92,9 @@ type Policy struct {
 	// Trusted is set when the user trusts the workspace (cordon trust):
 	// only then may its own settings files widen the sandbox.
 	Trusted bool
+	// SettingsFiles are every settings file cordon reads for this
+	// workspace, existing or not: no sandboxed command may write them.
+	SettingsFiles []string
 	// Report says where every value came from and what was ignored.
 	Report *Report
 }
@@ -157,6 +160,9 @@ type Network struct {
 	HTTPProxyPort, SOCKSProxyPort int
 	// AskCommand is asked about destinations no rule covers.
 	AskCommand string
+	// StrictAllowlist: only AllowedDomains, never asked (sandbox-runtime's
+	// strictAllowlist).
+	StrictAllowlist bool
 }
 
 // Env decides which variables of the caller's environment reach the
@@ -170,14 +176,17 @@ type Env struct {
 
 // Limits are resource limits for one run. Zero means no limit.
 type Limits struct {
-	Memory      int64 // bytes
-	Pids        int64
-	CPUs        float64
-	Timeout     time.Duration
-	OutputLimit int64 // bytes kept from stdout and stderr
-	FileSize    int64 // bytes, the largest file the command may write
-	OpenFiles   int64
-	TmpSize     int64 // bytes, the size of the private /tmp
+	Memory int64 // bytes
+	// MemoryPercent is the memory limit as a share of the machine's
+	// memory, used when Memory is zero.
+	MemoryPercent float64
+	Pids          int64
+	CPUs          float64
+	Timeout       time.Duration
+	OutputLimit   int64 // bytes kept from stdout and stderr
+	FileSize      int64 // bytes, the largest file the command may write
+	OpenFiles     int64
+	TmpSize       int64 // bytes, the size of the private /tmp
 }
 
 // ProtectedInGitDir are paths, relative to a git directory, that no

@@ -34,6 +34,7 @@ const (
 	formatCordon format = iota // cordon's own files: every key known
 	formatClaude               // Claude Code's: other tools' top-level keys ignored
 	formatSRT                  // sandbox-runtime's ~/.srt-settings.json
+	formatAny                  // a --settings file: any of the three shapes
 )
 
 // Source is where a value was set: a file and position, or a flag.
@@ -72,24 +73,26 @@ type layer struct {
 	// that holds the file.
 	base string
 
-	enabled, failIfUnavailable, autoAllowBash, allowUnsandboxed    *setting[bool]
-	allowAllUnixSockets, allowLocalBinding, allowGitConfig         *setting[bool]
-	weakerNested, nestedUserNS, allowSocketpair                    *setting[bool]
-	httpProxyPort, socksProxyPort                                  *setting[int]
-	excludedCommands, allowedDomains, deniedDomains, unixSockets   []entry
-	allowRead, denyRead, allowWrite, denyWrite                     []entry
-	ignoreViolations                                               map[string][]entry
-	permAllow, permDeny, permAsk, additionalDirs                   []entry
-	defaultMode, disableBypass, mode                               *setting[string]
-	envDeny, envAllow                                              []entry
-	envSet                                                         map[string]setting[string]
-	memory, pids, outputLimit, fileSize, openFiles, tmpSize        *setting[int64]
-	cpus                                                           *setting[float64]
-	timeout                                                        *setting[time.Duration]
-	trusted                                                        []entry
-	managedDomainsOnly, managedReadOnly, managedWriteOnly          *setting[bool]
-	managedPermissionsOnly                                         *setting[bool]
-	askCommand                                                     *setting[string]
+	enabled, failIfUnavailable, autoAllowBash, allowUnsandboxed  *setting[bool]
+	allowAllUnixSockets, allowLocalBinding, allowGitConfig       *setting[bool]
+	weakerNested, nestedUserNS, allowSocketpair                  *setting[bool]
+	httpProxyPort, socksProxyPort                                *setting[int]
+	excludedCommands, allowedDomains, deniedDomains, unixSockets []entry
+	allowRead, denyRead, allowWrite, denyWrite                   []entry
+	ignoreViolations                                             map[string][]entry
+	permAllow, permDeny, permAsk, additionalDirs                 []entry
+	defaultMode, disableBypass, mode                             *setting[string]
+	envDeny, envAllow                                            []entry
+	envSet                                                       map[string]setting[string]
+	memory, pids, outputLimit, fileSize, openFiles, tmpSize      *setting[int64]
+	memoryPercent                                                *setting[float64]
+	cpus                                                         *setting[float64]
+	timeout                                                      *setting[time.Duration]
+	trusted                                                      []entry
+	managedDomainsOnly, managedReadOnly, managedWriteOnly        *setting[bool]
+	managedPermissionsOnly                                       *setting[bool]
+	askCommand                                                   *setting[string]
+	strictAllowlist                                              *setting[bool]
 	// ignored are keys known to another tool that cordon does not act
 	// on, with the reason (shown by cordon config).
 	ignored []entry
@@ -102,6 +105,8 @@ type decoder struct {
 	home    string
 	cwd     string
 	pathDir func(raw string) (string, error)
+	// srtPathDir expands paths in sandbox-runtime's top-level blocks.
+	srtPathDir func(raw string) (string, error)
 }
 
 func (d *decoder) errAt(pos Pos, format string, args ...any) error {
@@ -331,16 +336,26 @@ func (d *decoder) decode(root *node) error {
 	if d.format == formatSRT {
 		top = []string{"network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
 	}
-	if d.format == formatCordon {
+	srtTop := []string{"network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
+	if d.format == formatCordon || d.format == formatAny {
 		// cordon's own files may also be written in sandbox-runtime's
 		// shape, so that one file serves both.
-		top = append(top, "network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces")
+		top = append(top, srtTop...)
 	}
 	o, err := d.object(root, "the settings", d.format == formatCordon)
 	if err != nil {
 		return err
 	}
-	if d.format == formatSRT {
+	if d.format == formatClaude {
+		// Claude Code ignores these at the top level; a policy written
+		// there by mistake must not be ignored silently.
+		for _, m := range root.members {
+			if m.key == "network" || m.key == "filesystem" {
+				return d.errAt(m.keyPos, "%s is sandbox-runtime's top-level key: in Claude Code's settings it belongs under sandbox (sandbox.%s)", m.key, m.key)
+			}
+		}
+	}
+	if d.format == formatSRT || d.format == formatAny {
 		// sandbox-runtime's own keys that cordon has no use for, or that
 		// would need a mechanism it does not have: the second kind would
 		// tighten the sandbox, so ignoring them would fail open.
@@ -349,7 +364,7 @@ func (d *decoder) decode(root *node) error {
 				d.l.ignored = append(d.l.ignored, entry{m.key + ": " + reason, d.src(m.keyPos)})
 			} else if reason, ok := srtUnsupported[m.key]; ok {
 				return d.errAt(m.keyPos, "%s is not supported by cordon (%s): remove it, or use sandbox-runtime for this policy", m.key, reason)
-			} else if !slices.Contains(top, m.key) {
+			} else if !slices.Contains(top, m.key) && d.format == formatSRT {
 				return d.errAt(m.keyPos, "unknown key %q in the settings%s", m.key, suggest(m.key, top))
 			}
 		}
@@ -362,9 +377,17 @@ func (d *decoder) decode(root *node) error {
 			return d.sandbox(v)
 		case "cordon":
 			return d.cordon(v)
-		case "network":
-			return d.network(v, "network")
-		case "filesystem":
+		case "network", "filesystem":
+			// sandbox-runtime's blocks, with its path rules ("/x" is
+			// absolute), whatever the file.
+			saved := d.pathDir
+			if d.srtPathDir != nil {
+				d.pathDir = d.srtPathDir
+			}
+			defer func() { d.pathDir = saved }()
+			if key == "network" {
+				return d.network(v, "network")
+			}
 			return d.filesystem(v, "filesystem")
 		case "ignoreViolations":
 			return d.ignoreViolations(v, key)
@@ -449,19 +472,33 @@ func (d *decoder) network(n *node, path string) error {
 		return err
 	}
 	l := d.l
-	if d.format == formatSRT {
-		// sandbox-runtime's network options that would tighten what
-		// cordon's proxy does if honoured.
-		for _, m := range n.members {
+	if d.format == formatSRT || d.format == formatAny || path == "network" {
+		// sandbox-runtime's own network options: some cordon has no use
+		// for (leaving them out widens nothing), some it cannot honour
+		// (leaving them out would: the file is refused).
+		var rest []*member
+		for i, m := range n.members {
 			switch m.key {
-			case "deniedDomainReasons", "strictAllowlist", "allowMachLookup", "mitmProxy", "parentProxy":
+			case "deniedDomainReasons", "allowMachLookup", "mitmProxy", "parentProxy":
 				l.ignored = append(l.ignored, entry{path + "." + m.key + ": not supported; ignored (it does not widen the sandbox)", d.src(m.keyPos)})
 			case "deniedResolvedAddresses", "filterRequest", "allowPlaintextHeaderSet", "stripResponseHeaders",
 				"refuseOpaqueTunnels", "requireHostMatch", "ambiguousRequestTarget", "tlsTerminate":
 				return d.errAt(m.keyPos, "%s.%s is not supported by cordon: remove it, or use sandbox-runtime for this policy", path, m.key)
+			case "strictAllowlist":
+				b, err := d.boolean(m.value, path+"."+m.key)
+				if err != nil {
+					return err
+				}
+				l.strictAllowlist = b
+			default:
+				rest = append(rest, &n.members[i])
 			}
 		}
-		o.strict = false
+		n = &node{kind: kindObject, pos: n.pos}
+		for _, m := range rest {
+			n.members = append(n.members, *m)
+		}
+		o.n = n
 	}
 	return o.each(keys, func(key string, v *node) error {
 		var err error
@@ -741,6 +778,14 @@ func (d *decoder) limits(n *node) error {
 		name := "cordon.limits." + key
 		switch key {
 		case "memory":
+			if v.kind == kindString && strings.HasSuffix(strings.TrimSpace(v.text), "%") {
+				pct, perr := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v.text), "%"), 64)
+				if perr != nil || pct <= 0 || pct > 100 {
+					return d.errAt(v.pos, "%s: a share of the machine's memory must be from 0%% to 100%%", name)
+				}
+				l.memoryPercent = &setting[float64]{pct, d.src(v.pos)}
+				return nil
+			}
 			l.memory, err = d.size(v, name)
 		case "outputLimit":
 			l.outputLimit, err = d.size(v, name)

@@ -15,3 +15,11 @@ func kernelRelease() string {
 	}
 	return unix.ByteSliceToString(u.Release[:])
 }
+
+func memTotal() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
+}

@@ -7,3 +7,5 @@ import "os"
 func euid() int { return os.Geteuid() }
 
 func kernelRelease() string { return "" }
+
+func memTotal() uint64 { return 0 }

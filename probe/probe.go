@@ -59,6 +59,9 @@ type Result struct {
 	Arch string `json:"arch"`
 	// Kernel is the kernel release, e.g. "6.18.44".
 	Kernel string `json:"kernel"`
+	// MemTotal is the machine's memory in bytes (limits given as a share
+	// of it are computed from it).
+	MemTotal uint64 `json:"memTotal,omitempty"`
 
 	// CordonVersion is the version of the probing binary's main module.
 	CordonVersion string `json:"cordonVersion,omitempty"`
@@ -280,7 +283,7 @@ func (r Result) CgroupLimits(controllers ...string) bool {
 }
 
 // Basic returns the facts that cost nothing to learn: the caller's euid, the
-// architecture and the kernel release.
+// architecture, the kernel release and the memory.
 func Basic() Result {
-	return Result{EUID: euid(), Arch: runtime.GOARCH, Kernel: kernelRelease()}
+	return Result{EUID: euid(), Arch: runtime.GOARCH, Kernel: kernelRelease(), MemTotal: memTotal()}
 }

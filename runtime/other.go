@@ -9,19 +9,8 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
-	"cordon.dev/cordon/netproxy"
 	"cordon.dev/cordon/spec"
 )
-
-// Options are the host side of one run.
-type Options struct {
-	ID                    string
-	Root                  string
-	Stdin, Stdout, Stderr *os.File
-	Meta                  Meta
-	Notify                func(msg string)
-	Proxy                 *netproxy.Config
-}
 
 // Init does nothing on this OS.
 func Init() {}

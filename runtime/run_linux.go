@@ -19,7 +19,6 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
-	"cordon.dev/cordon/netproxy"
 	"cordon.dev/cordon/spec"
 
 	// libcontainer's namespace setup runs as a C constructor of the
@@ -27,25 +26,6 @@ import (
 	_ "github.com/opencontainers/cgroups/devices"
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 )
-
-// Options are the host side of one run.
-type Options struct {
-	// ID names the sandbox. It must be unique among live sandboxes.
-	ID string
-	// Root is the state directory (StateRoot by default).
-	Root string
-	// Stdin, Stdout and Stderr are passed to the command as they are, or,
-	// when the spec asks for a terminal, copied to and from it.
-	Stdin, Stdout, Stderr *os.File
-	// Meta is recorded with the sandbox for `cordon list`.
-	Meta Meta
-	// Notify receives the notes for the caller at the end of the run: what
-	// the sandbox refused, what cordon had to clean up.
-	Notify func(msg string)
-	// Proxy configures the network proxy when the spec asks for it
-	// (spec.AnnotationProxy); Run serves it for the length of the run.
-	Proxy *netproxy.Config
-}
 
 func init() {
 	// libcontainer logs through logrus; its errors are returned to us.
@@ -180,6 +160,16 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 			process.Stdin = nil
 		}
 	}
+	var out *limitedOutput
+	if o.OutputLimit > 0 && term == nil {
+		if out, err = newLimitedOutput(o.Stdout, o.Stderr, o.OutputLimit); err != nil {
+			lifeR.Close()
+			return 0, err
+		}
+		process.Stdout, process.Stderr = out.stdoutW, out.stderrW
+	} else if o.OutputLimit > 0 {
+		term.limit = o.OutputLimit
+	}
 
 	// Forward signals from the moment the process exists.
 	sigs := make(chan os.Signal, 32)
@@ -192,6 +182,9 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 		return 0, fmt.Errorf("start sandbox: %w", err)
 	}
 	lifeR.Close()
+	if out != nil {
+		out.started()
+	}
 	if br != nil {
 		if err := br.serve(); err != nil {
 			_ = container.Signal(unix.SIGKILL)
@@ -213,19 +206,57 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 		st, err := process.Wait()
 		waited <- waitResult{st, err}
 	}()
+	var timeout <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	timedOut := false
 	for {
 		select {
 		case sig := <-sigs:
 			forward(container, term, sig.(unix.Signal))
 		case <-ctx.Done():
 			_ = container.Signal(unix.SIGKILL)
+		case <-timeout:
+			// The init is PID 1 of the sandbox's pid namespace: killing it
+			// ends every process in it.
+			timedOut = true
+			_ = container.Signal(unix.SIGKILL)
 		case w := <-waited:
 			tr.mark("waited")
 			if term != nil {
 				term.drain(100 * time.Millisecond)
 			}
-			return exitStatus(w.state, w.err)
+			if out != nil {
+				out.wait()
+			}
+			status, err := exitStatus(w.state, w.err)
+			if err != nil {
+				return status, err
+			}
+			u := usage(container, w.state, time.Since(started))
+			switch {
+			case timedOut:
+				status = 124
+				note(o, fmt.Sprintf("timed out after %s: the command and everything it started were ended", o.Timeout))
+			case u.OOMKills > 0 && status == 128+int(unix.SIGKILL):
+				note(o, fmt.Sprintf("killed: out of memory (the sandbox's limit is %s)", size(u.MemoryLimit)))
+			case u.OOMKills > 0:
+				note(o, "a process was killed for lack of memory (the sandbox's limit is "+size(u.MemoryLimit)+")")
+			}
+			if o.Stats != nil {
+				o.Stats(u)
+			}
+			return status, nil
 		}
+	}
+}
+
+func note(o Options, msg string) {
+	if o.Notify != nil {
+		o.Notify(msg)
 	}
 }
 

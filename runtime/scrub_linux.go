@@ -75,15 +75,15 @@ func scrubOne(p, id string) (moved, to string, err error) {
 			return "", "", err
 		}
 		last := i == len(parts)-1
-		if last || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// A file where a directory of the path belongs was made during the
+		// run (the spec protects one that existed): a .git file pointing
+		// at a planted git directory, say.
+		if last || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			dst := name + ".cordon-quarantine-" + id
 			if err := unix.Renameat2(dir, name, dir, dst, unix.RENAME_NOREPLACE); err != nil {
 				return "", "", fmt.Errorf("rename: %w", err)
 			}
 			return cur, strings.TrimSuffix(cur, name) + dst, nil
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return "", "", nil
 		}
 		next, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {

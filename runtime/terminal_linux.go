@@ -24,6 +24,8 @@ type terminal struct {
 	sock, child *os.File
 	master      console.Console
 	copied      chan struct{}
+	// limit bounds what is passed on of the output (0: no limit).
+	limit int64
 }
 
 func newTerminal(p *libcontainer.Process, stdin, stdout *os.File) (*terminal, error) {
@@ -70,7 +72,15 @@ func (t *terminal) attach() error {
 	}()
 	go func() {
 		defer close(t.copied)
-		_, _ = io.Copy(t.out, t.master)
+		if t.limit <= 0 {
+			_, _ = io.Copy(t.out, t.master)
+			return
+		}
+		lw := &limitWriter{w: t.out, limit: t.limit}
+		_, _ = io.Copy(lw, t.master)
+		if lw.dropped > 0 {
+			fmt.Fprintf(t.out, "\r\n[cordon: output truncated: %d bytes kept, %d dropped (output limit)]\r\n", t.limit, lw.dropped)
+		}
 	}()
 	return nil
 }

@@ -1,6 +1,12 @@
 package runtime
 
-import "time"
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"cordon.dev/cordon/netproxy"
+)
 
 // Sandbox describes a sandbox cordon knows of.
 type Sandbox struct {
@@ -26,4 +32,81 @@ type Meta struct {
 	// Scrub is the spec's AnnotationScrub, for GC to apply when the run
 	// crashed.
 	Scrub string `json:"scrub,omitempty"`
+}
+
+// Options are the host side of one run.
+type Options struct {
+	// ID names the sandbox. It must be unique among live sandboxes.
+	ID string
+	// Root is the state directory (StateRoot by default).
+	Root string
+	// Stdin, Stdout and Stderr are passed to the command as they are, or,
+	// when the spec asks for a terminal, copied to and from it.
+	Stdin, Stdout, Stderr *os.File
+	// Meta is recorded with the sandbox for `cordon list`.
+	Meta Meta
+	// Notify receives the notes for the caller at the end of the run: what
+	// the sandbox refused, what cordon had to clean up.
+	Notify func(msg string)
+	// Proxy configures the network proxy when the spec asks for it
+	// (spec.AnnotationProxy); Run serves it for the length of the run.
+	Proxy *netproxy.Config
+	// Timeout ends the command and everything it started when it runs
+	// longer; the status is then 124, as coreutils' timeout gives.
+	Timeout time.Duration
+	// OutputLimit keeps the first OutputLimit bytes of stdout and of
+	// stderr and drops the rest, with a marker line (0: no limit).
+	OutputLimit int64
+	// Stats, when set, receives the run's resource usage.
+	Stats func(Usage)
+}
+
+// Usage is what a run used, from the sandbox's cgroup where it has one,
+// from the kernel's accounting of the reaped processes otherwise.
+type Usage struct {
+	Wall time.Duration `json:"wall"`
+	// User and System CPU time of every process of the sandbox.
+	User   time.Duration `json:"user"`
+	System time.Duration `json:"system"`
+	// PeakMemory in bytes: the cgroup's peak, or the largest process's
+	// resident set when there is no cgroup.
+	PeakMemory int64 `json:"peakMemory"`
+	// Pids is the cgroup's peak number of processes and threads where the
+	// kernel keeps it, 0 otherwise.
+	Pids int64 `json:"pids,omitempty"`
+	// OOMKills counts processes the kernel killed for the sandbox's memory
+	// limit; MemoryLimit is that limit (0: none).
+	OOMKills    int64 `json:"oomKills,omitempty"`
+	MemoryLimit int64 `json:"memoryLimit,omitempty"`
+	// FromCgroup says where the figures come from.
+	FromCgroup bool `json:"fromCgroup"`
+}
+
+// String is the one-line summary of `cordon run --stats`.
+func (u Usage) String() string {
+	s := fmt.Sprintf("wall %s, cpu %s (user %s, sys %s), peak memory %s",
+		u.Wall.Round(time.Millisecond), (u.User + u.System).Round(time.Millisecond),
+		u.User.Round(time.Millisecond), u.System.Round(time.Millisecond), size(u.PeakMemory))
+	if u.Pids > 0 {
+		s += fmt.Sprintf(", pids %d", u.Pids)
+	}
+	if !u.FromCgroup {
+		s += " (no cgroup: largest process)"
+	}
+	return s
+}
+
+// size writes a byte count for people.
+func size(n int64) string {
+	switch {
+	case n <= 0:
+		return "none"
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
 }

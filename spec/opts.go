@@ -239,3 +239,12 @@ func WithScrub(sc Scrub) Opt {
 		return WithAnnotations(map[string]string{AnnotationScrub: string(data)})(s)
 	}
 }
+
+// withJSONAnnotation records v, as JSON, in an annotation.
+func withJSONAnnotation(s *specs.Spec, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return WithAnnotations(map[string]string{key: string(data)})(s)
+}

@@ -79,35 +79,74 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		return pl, fmt.Errorf("%w: the workspace cannot be / (it would make the whole host writable)", ErrInvalid)
 	}
 
+	expand := func(patterns []string) ([]string, error) {
+		var out []string
+		for _, pat := range patterns {
+			paths, err := expandPattern(fsys, pat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, paths...)
+		}
+		return out, nil
+	}
+	denyWrite, err := expand(p.Filesystem.DenyWrite)
+	if err != nil {
+		return pl, err
+	}
+	denyRead, err := expand(p.Filesystem.DenyRead)
+	if err != nil {
+		return pl, err
+	}
+	allowRead, err := expand(p.Filesystem.AllowRead)
+	if err != nil {
+		return pl, err
+	}
+	covered := func(x string, by []string) bool {
+		return slices.ContainsFunc(by, func(d string) bool { return below(x, d) })
+	}
+
+	// The writable roots: the workspace and allowWrite — except where a
+	// denyWrite covers them (denyWrite wins), and those already inside
+	// another root (a bind per file would pin every file in place).
 	var rules []mounts.Rule
+	var writable []string
 	if p.Mode == policy.ReadOnly {
 		rules = append(rules, mounts.Rule{Path: ws, Access: mounts.ReadOnly})
-	}
-	writable := []string{ws}
-	if p.Mode == policy.ReadOnly {
-		writable = nil
-	}
-	for _, a := range p.Filesystem.AllowWrite {
-		if p.Mode == policy.ReadOnly {
-			break
+	} else {
+		writable = []string{ws}
+		for _, pat := range p.Filesystem.AllowWrite {
+			var paths []string
+			if base, ok := strings.CutSuffix(pat, "/**"); ok && !policy.IsGlob(base) {
+				// dir/** is the directory, whatever it will hold.
+				paths = []string{policy.UnescapePattern(base)}
+			} else if paths, err = expandPattern(fsys, pat); err != nil {
+				return pl, err
+			}
+			writable = append(writable, paths...)
 		}
-		paths, err := expandPattern(fsys, a)
-		if err != nil {
-			return pl, err
-		}
-		writable = append(writable, paths...)
+		writable = slices.DeleteFunc(writable, func(w string) bool { return w != ws && covered(w, denyWrite) })
+		writable = outermost(writable)
 	}
+
+	// What must stay read-only in each writable root: the always-protected
+	// paths, the caller's own configuration and the settings files where a
+	// root covers them, and the denyWrite paths. Each gets its directories
+	// pinned (see mounts.Protect) and, when it does not exist yet, is
+	// moved aside after the run if it appears.
 	inWritable, inGitDir := p.Protected()
 	prot, err := mounts.Protect(fsys, writable, inWritable, inGitDir)
 	if err != nil {
 		return pl, err
 	}
-	// The caller's own configuration, where a writable root covers it:
-	// protected relative to that root.
 	for _, w := range writable {
 		var names []string
+		var own []string
 		for _, rel := range policy.ProtectedInHome {
-			if abs := path.Join(p.Home, rel); within(abs, w) {
+			own = append(own, path.Join(p.Home, rel))
+		}
+		for _, abs := range append(append(own, p.SettingsFiles...), denyWrite...) {
+			if within(abs, w) {
 				names = append(names, strings.TrimPrefix(abs, strings.TrimSuffix(w, "/")+"/"))
 			}
 		}
@@ -135,39 +174,45 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	}
 	pl.scrub.Roots = writable
 	pl.scrub.GitDirs = prot.Roots
-	var denied, reopened []string
-	for _, list := range []struct {
-		patterns  []string
-		access    mounts.Access
-		denyWrite bool
-	}{
-		{p.Filesystem.DenyWrite, mounts.ReadOnly, true},
-		{p.Filesystem.DenyRead, mounts.Deny, false},
-		{p.Filesystem.AllowRead, mounts.ReadOnly, false},
-	} {
-		for _, pat := range list.patterns {
-			paths, err := expandPattern(fsys, pat)
-			if err != nil {
-				return pl, err
-			}
-			for _, path := range paths {
-				rules = append(rules, mounts.Rule{Path: path, Access: list.access})
-				switch {
-				case list.access == mounts.Deny:
-					denied = append(denied, path)
-				case !list.denyWrite:
-					reopened = append(reopened, path)
-				}
-			}
-			// A file matching a denyWrite glob that appears in a writable
-			// root during the run is moved aside after it.
-			base := policy.PatternBase(pat)
-			if list.denyWrite && policy.IsGlob(pat) && slices.ContainsFunc(writable, func(w string) bool {
-				return below(base, w) || below(w, base)
-			}) {
-				pl.scrub.Globs = append(pl.scrub.Globs, ScrubGlob{Pattern: pat, Existing: paths})
-			}
+	// New matches of a denyWrite glob in a writable root are moved aside
+	// after the run.
+	for _, pat := range p.Filesystem.DenyWrite {
+		base := policy.PatternBase(pat)
+		if policy.IsGlob(pat) && slices.ContainsFunc(writable, func(w string) bool { return below(base, w) || below(w, base) }) {
+			existing, _ := expandPattern(fsys, pat)
+			pl.scrub.Globs = append(pl.scrub.Globs, ScrubGlob{Pattern: pat, Existing: existing})
 		}
+	}
+	for _, d := range denyWrite {
+		if !covered(d, writable) {
+			// Outside the writable roots it is read-only already.
+			continue
+		}
+		rules = append(rules, mounts.Rule{Path: d, Access: mounts.ReadOnly})
+	}
+
+	// Reads: denyRead hides, allowRead re-opens inside it (allowRead wins:
+	// a denyRead it covers is dropped), writable again where a writable
+	// root and no denyWrite cover it.
+	var denied, reopened []string
+	for _, d := range denyRead {
+		if covered(d, allowRead) {
+			continue
+		}
+		denied = append(denied, d)
+		rules = append(rules, mounts.Rule{Path: d, Access: mounts.Deny})
+	}
+	for _, a := range allowRead {
+		if !slices.ContainsFunc(denied, func(d string) bool { return within(a, d) }) {
+			// Not inside a denied path: readable already.
+			continue
+		}
+		access := mounts.ReadOnly
+		if covered(a, writable) && !covered(a, denyWrite) {
+			access = mounts.ReadWrite
+		}
+		reopened = append(reopened, a)
+		rules = append(rules, mounts.Rule{Path: a, Access: access})
 	}
 
 	var extra []specs.Mount
@@ -201,6 +246,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		FS:       fsys,
 		Rules:    rules,
 		MaskFile: req.Host.MaskFile,
+		TmpSize:  p.Limits.TmpSize,
 		Extra:    extra,
 		Rootfs:   req.Host.Rootfs,
 	})
@@ -209,6 +255,20 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	}
 	pl.mounts = res.Mounts
 	return pl, nil
+}
+
+// outermost keeps the paths that are not below another of them.
+func outermost(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if slices.Contains(out, p) {
+			continue
+		}
+		if !slices.ContainsFunc(paths, func(q string) bool { return q != p && within(p, q) }) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // within reports whether p lies strictly below dir.

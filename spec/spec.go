@@ -126,11 +126,13 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 	if err != nil {
 		return nil, err
 	}
+	lims, res, rl := limits(p, pr)
 	return []Opt{
 		WithRoot(req.Host.Rootfs),
 		WithProcess(p, req, profile != nil),
 		WithLandlock(plan.landlock),
 		WithProxy(p),
+		WithLimits(res, rl, lims),
 		WithNamespaces(pr),
 		WithIDMappings(req.UID, req.GID),
 		WithCapabilities(Nested(req.UID, req.GID)),

@@ -77,7 +77,7 @@ var hostPaths = Host{
 	MaskFile:   "/run/cordon/mask",
 }
 
-var amd64 = probe.Result{EUID: 1000, Arch: "amd64", Kernel: "6.18.0"}
+var amd64 = probe.Result{EUID: 1000, Arch: "amd64", Kernel: "6.18.0", MemTotal: 8 << 30}
 
 func request(args ...string) Request {
 	return Request{

@@ -15,10 +15,12 @@ import (
 
 func runCommand() *cli.Command {
 	return &cli.Command{
-		Name:         "run",
-		Usage:        "run a command in the sandbox",
-		ArgsUsage:    "[--] COMMAND [ARGS...]",
-		Flags:        sandboxFlags(),
+		Name:      "run",
+		Usage:     "run a command in the sandbox",
+		ArgsUsage: "[--] COMMAND [ARGS...]",
+		Flags: append(sandboxFlags(),
+			&cli.BoolFlag{Name: "stats", Usage: "end with a line of resource usage on stderr (wall, cpu, peak memory, pids)"},
+		),
 		StopOnNthArg: ptr(1),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			sb, err := compile(ctx, cmd)
@@ -32,14 +34,21 @@ func runCommand() *cli.Command {
 				return err
 			}
 			status, err := runtime.Run(ctx, sb.spec, runtime.Options{
-				ID:     sb.req.ID,
-				Root:   root,
-				Stdin:  os.Stdin,
-				Stdout: os.Stdout,
-				Stderr: os.Stderr,
-				Meta:   runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
-				Notify: func(msg string) { fmt.Fprintf(stderr, "cordon: %s\n", msg) },
-				Proxy:  proxyConfig(sb.policy),
+				ID:          sb.req.ID,
+				Root:        root,
+				Stdin:       os.Stdin,
+				Stdout:      os.Stdout,
+				Stderr:      os.Stderr,
+				Meta:        runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
+				Notify:      func(msg string) { fmt.Fprintf(stderr, "cordon: %s\n", msg) },
+				Proxy:       proxyConfig(sb.policy),
+				Timeout:     sb.policy.Limits.Timeout,
+				OutputLimit: sb.policy.Limits.OutputLimit,
+				Stats: func(u runtime.Usage) {
+					if cmd.Bool("stats") {
+						fmt.Fprintf(stderr, "cordon: %s\n", u)
+					}
+				},
 			})
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,6 +34,14 @@ func policyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "deny-write", Usage: "make `PATH` read-only; repeatable"},
 		&cli.StringSliceFlag{Name: "allow-domain", Usage: "let the command reach `DOMAIN` (example.com, *.example.com, with :port); repeatable"},
 		&cli.StringSliceFlag{Name: "deny-domain", Usage: "never let the command reach `DOMAIN`; repeatable"},
+		&cli.StringFlag{Name: "memory", Usage: "memory limit, swap off (`SIZE`: 512M, 2G, or a share of the machine: 25%)"},
+		&cli.StringFlag{Name: "pids", Usage: "most processes and threads at once (`N`)"},
+		&cli.StringFlag{Name: "cpus", Usage: "CPU quota (`N`: 2, 0.5)"},
+		&cli.StringFlag{Name: "timeout", Usage: "end the command and everything it started after `DURATION` (90s, 10m); exit 124"},
+		&cli.StringFlag{Name: "output-limit", Usage: "keep the first `SIZE` of stdout and of stderr, drop the rest with a marker"},
+		&cli.StringFlag{Name: "file-size", Usage: "the largest file the command may write (`SIZE`)"},
+		&cli.StringFlag{Name: "open-files", Usage: "most open files per process (`N`)"},
+		&cli.StringFlag{Name: "tmp-size", Usage: "size of the private /tmp (`SIZE`)"},
 	}
 }
 
@@ -73,6 +82,14 @@ func loadPolicy(cmd *cli.Command) (*policy.Policy, error) {
 			AllowDomain: cmd.StringSlice("allow-domain"),
 			DenyDomain:  cmd.StringSlice("deny-domain"),
 			Mode:        cmd.String("mode"),
+			Memory:      cmd.String("memory"),
+			Pids:        cmd.String("pids"),
+			CPUs:        cmd.String("cpus"),
+			Timeout:     cmd.String("timeout"),
+			OutputLimit: cmd.String("output-limit"),
+			FileSize:    cmd.String("file-size"),
+			OpenFiles:   cmd.String("open-files"),
+			TmpSize:     cmd.String("tmp-size"),
 		},
 	})
 }
@@ -128,6 +145,9 @@ func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	if lost := unenforcedLimits(s); len(lost) > 0 && firstWarning(pr, lost) {
+		fmt.Fprintf(stderr, "cordon: warning: %s (said once per boot; cordon doctor shows why)\n", strings.Join(lost, "; "))
+	}
 	return &sandbox{policy: pol, req: req, spec: s}, nil
 }
 
@@ -173,4 +193,14 @@ func firstWarning(pr probe.Result, lost []string) bool {
 	}
 	f.Close()
 	return true
+}
+
+// unenforcedLimits lists the limits the compiled sandbox does not enforce
+// fully on this machine.
+func unenforcedLimits(s *specs.Spec) []string {
+	var ls []spec.Limit
+	if raw := s.Annotations[spec.AnnotationLimits]; raw != "" {
+		_ = json.Unmarshal([]byte(raw), &ls)
+	}
+	return spec.Unenforced(ls)
 }

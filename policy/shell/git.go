@@ -1,0 +1,423 @@
+package shell
+
+import "strings"
+
+// gitReadOnly are the git subcommands that only read, whatever their
+// arguments (those with write options are judged in judgeGit).
+var gitReadOnly = set("status", "log", "diff", "show", "blame", "annotate", "grep", "rev-parse", "describe",
+	"ls-files", "ls-tree", "ls-remote", "cat-file", "shortlog", "rev-list", "merge-base", "name-rev",
+	"for-each-ref", "show-ref", "count-objects", "check-ignore", "check-attr", "check-ref-format",
+	"check-mailmap", "var", "help", "version", "whatchanged", "range-diff", "diff-tree", "diff-files",
+	"diff-index", "show-branch", "cherry", "verify-commit", "verify-tag", "verify-pack", "fsck",
+	"get-tar-commit-id", "column", "show-index", "archive", "hash-object", "apply")
+
+func judgeGit(j *judge) {
+	args := j.c.Args
+	var dirs []Word // -C, --work-tree, --git-dir: where git may write
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		v := a.Value
+		if a.Dynamic {
+			j.needf(DangerFullAccess, "git %s: subcommand or option known only at run time", v)
+			return
+		}
+		if !strings.HasPrefix(v, "-") {
+			break
+		}
+		next := func() Word {
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return Word{}
+		}
+		switch {
+		case v == "-C":
+			dirs = append(dirs, next())
+		case v == "-c":
+			j.gitConfigPair(next(), "git -c")
+		case v == "--config-env":
+			j.gitConfigPair(Word{Value: strings.SplitN(next().Value, "=", 2)[0] + "=$ENV", Dynamic: true}, "git --config-env")
+		case strings.HasPrefix(v, "--config-env="):
+			j.gitConfigPair(Word{Value: strings.SplitN(strings.TrimPrefix(v, "--config-env="), "=", 2)[0] + "=$ENV", Dynamic: true}, "git --config-env")
+		case strings.HasPrefix(v, "--exec-path="):
+			j.need(DangerFullAccess, "git --exec-path: runs git programs from another directory")
+		case v == "--git-dir" || v == "--work-tree":
+			dirs = append(dirs, next())
+		case strings.HasPrefix(v, "--git-dir=") || strings.HasPrefix(v, "--work-tree="):
+			_, val, _ := strings.Cut(v, "=")
+			dirs = append(dirs, Word{Value: val, Home: strings.HasPrefix(val, "~/")})
+		case v == "--namespace" || v == "--super-prefix" || v == "--attr-source" || v == "--list-cmds":
+			next()
+		}
+		i++
+	}
+	if i >= len(args) {
+		return
+	}
+	sub, rest := args[i].Value, args[i+1:]
+	level, why := j.gitSub(sub, rest)
+	if level == WorkspaceWrite {
+		for _, d := range dirs {
+			paths, _, ok := j.resolve(d)
+			if !ok {
+				j.needf(DangerFullAccess, "git %s in %s: directory known only at run time", sub, d.Value)
+				continue
+			}
+			for _, p := range paths {
+				if l, where := j.where(p, true, change); l == DangerFullAccess {
+					j.needf(DangerFullAccess, "git %s in %s: %s", sub, d.Value, where)
+				}
+			}
+		}
+	}
+	if why != "" {
+		j.need(level, why)
+	}
+}
+
+// gitSub judges one git subcommand.
+func (j *judge) gitSub(sub string, rest []Word) (Level, string) {
+	ops, opts := operands(rest, optSpec{})
+	first := ""
+	if len(ops) > 0 {
+		first = ops[0].Value
+	}
+	for _, a := range rest {
+		for _, p := range []string{"--upload-pack", "--receive-pack", "--exec", "-u"} {
+			if (a.Value == p || strings.HasPrefix(a.Value, p+"=")) && (sub == "clone" || sub == "fetch" || sub == "pull" || sub == "push" || sub == "ls-remote" || sub == "archive") {
+				j.needf(DangerFullAccess, "git %s %s: runs a command", sub, p)
+			}
+		}
+		if strings.HasPrefix(a.Value, "ext::") || strings.HasPrefix(a.Value, "fd::") {
+			j.needf(DangerFullAccess, "git %s %s: the ext transport runs a command", sub, a.Value)
+		}
+		if strings.HasPrefix(a.Value, "--template") && (sub == "clone" || sub == "init") {
+			j.needf(DangerFullAccess, "git %s %s: installs hooks from a template", sub, a.Value)
+		}
+	}
+	switch sub {
+	case "config":
+		return j.gitConfig(rest)
+	case "diff", "log", "show":
+		for i, a := range rest {
+			if v, ok := strings.CutPrefix(a.Value, "--output="); ok {
+				j.write(Word{Value: v, Dynamic: a.Dynamic}, "writes", data)
+			} else if a.Value == "--output" && i+1 < len(rest) {
+				j.write(rest[i+1], "writes", data)
+			}
+		}
+		return ReadOnly, ""
+	case "archive":
+		for i, a := range rest {
+			if v, ok := strings.CutPrefix(a.Value, "--output="); ok {
+				j.write(Word{Value: v, Dynamic: a.Dynamic}, "writes", data)
+			} else if (a.Value == "-o" || a.Value == "--output") && i+1 < len(rest) {
+				j.write(rest[i+1], "writes", data)
+			}
+		}
+		return ReadOnly, ""
+	case "hash-object":
+		if has(opts, "w") {
+			return WorkspaceWrite, "git hash-object -w: writes objects"
+		}
+		return ReadOnly, ""
+	case "apply":
+		if has(opts, "--check", "--stat", "--numstat", "--summary") && !has(opts, "--apply", "--index", "--cached") {
+			return ReadOnly, ""
+		}
+		return WorkspaceWrite, "git apply: patches files"
+	case "branch":
+		listing := has(opts, "l", "--list", "--show-current", "a", "--all", "r", "--remotes", "v", "vv", "--verbose", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
+		for k := range opts {
+			switch strings.TrimPrefix(k, "?") {
+			case "d", "D", "m", "M", "c", "C", "f", "--delete", "--move", "--copy", "--force", "u", "--set-upstream-to", "--unset-upstream", "--edit-description", "t", "--track", "--no-track", "--create-reflog":
+				return WorkspaceWrite, "git branch: changes branches"
+			}
+		}
+		if len(ops) == 0 || listing {
+			return ReadOnly, ""
+		}
+		return WorkspaceWrite, "git branch: creates a branch"
+	case "tag":
+		for k := range opts {
+			switch strings.TrimPrefix(k, "?") {
+			case "a", "s", "u", "d", "f", "m", "F", "--annotate", "--sign", "--delete", "--force", "--message", "--file", "--local-user":
+				return WorkspaceWrite, "git tag: changes tags"
+			}
+		}
+		if len(ops) == 0 || has(opts, "l", "--list", "v", "--verify") {
+			return ReadOnly, ""
+		}
+		return WorkspaceWrite, "git tag: creates a tag"
+	case "remote":
+		if first == "" || first == "show" || first == "get-url" {
+			return ReadOnly, ""
+		}
+	case "stash":
+		if first == "list" || first == "show" {
+			return ReadOnly, ""
+		}
+	case "worktree":
+		if first == "list" {
+			return ReadOnly, ""
+		}
+		if first == "add" && len(ops) > 1 {
+			j.write(ops[1], "adds a worktree in", change)
+		}
+	case "reflog":
+		if first == "" || first == "show" || first == "exists" || first == "list" {
+			return ReadOnly, ""
+		}
+	case "notes":
+		if first == "" || first == "list" || first == "show" {
+			return ReadOnly, ""
+		}
+	case "submodule":
+		if first == "" || first == "status" || first == "summary" {
+			return ReadOnly, ""
+		}
+	case "bisect":
+		if first == "log" || first == "visualize" || first == "view" {
+			return ReadOnly, ""
+		}
+	case "lfs":
+		if first == "ls-files" || first == "status" || first == "env" || first == "version" || first == "logs" {
+			return ReadOnly, ""
+		}
+	case "format-patch":
+		if has(opts, "--stdout") {
+			return ReadOnly, ""
+		}
+		if o, ok := opt(opts, "o", "--output-directory"); ok {
+			j.write(o, "writes patches into", change)
+		}
+	case "clone":
+		switch {
+		case len(ops) >= 2:
+			j.write(ops[1], "clones into", change)
+		case len(ops) == 1 && !ops[0].Dynamic:
+			name := strings.TrimSuffix(strings.TrimRight(ops[0].Value, "/"), ".git")
+			if k := strings.LastIndexAny(name, "/:"); k >= 0 {
+				name = name[k+1:]
+			}
+			j.write(Word{Value: name}, "clones into", change)
+		}
+		for i, a := range rest {
+			if (a.Value == "-c" || a.Value == "--config") && i+1 < len(rest) {
+				j.gitConfigPair(rest[i+1], "git clone -c")
+			}
+		}
+		return WorkspaceWrite, "git clone: downloads a repository"
+	case "init":
+		if len(ops) > 0 {
+			j.write(ops[0], "creates a repository in", change)
+		}
+	}
+	if gitReadOnly[sub] {
+		return ReadOnly, ""
+	}
+	return WorkspaceWrite, "git " + sub
+}
+
+// gitConfig judges git config: reads are ReadOnly, writes to the user's
+// or system configuration, or of keys that make git run commands, are
+// DangerFullAccess.
+func (j *judge) gitConfig(args []Word) (Level, string) {
+	scope := ""
+	var file *Word
+	action := ""
+	var ops []Word
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		v := a.Value
+		switch {
+		case a.Dynamic:
+			ops = append(ops, a)
+		case v == "--global" || v == "--system":
+			scope = v
+		case v == "-f" || v == "--file":
+			if i+1 < len(args) {
+				i++
+				file = &args[i]
+			}
+		case strings.HasPrefix(v, "--file="):
+			file = &Word{Value: strings.TrimPrefix(v, "--file=")}
+		case v == "--blob" || v == "--type" || v == "--default" || v == "--comment":
+			i++
+		case v == "-l" || v == "--list" || strings.HasPrefix(v, "--get"):
+			action = "read"
+		case v == "-e" || v == "--edit":
+			action = "edit"
+		case v == "--add" || strings.HasPrefix(v, "--replace-all") || strings.HasPrefix(v, "--unset") || v == "--rename-section" || v == "--remove-section":
+			action = "write"
+		case strings.HasPrefix(v, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if action == "" && len(ops) > 0 && !ops[0].Dynamic {
+		switch ops[0].Value {
+		case "get", "list":
+			action = "read"
+			ops = ops[1:]
+		case "set", "unset", "rename-section", "remove-section":
+			action = "write"
+			ops = ops[1:]
+		case "edit":
+			action = "edit"
+		}
+	}
+	if action == "" {
+		action = "read"
+		if len(ops) >= 2 {
+			action = "write"
+		}
+	}
+	if action == "read" {
+		return ReadOnly, ""
+	}
+	if file != nil {
+		j.write(*file, "git config writes", change)
+	}
+	switch scope {
+	case "--global":
+		return DangerFullAccess, "git config --global: writes the user's git configuration"
+	case "--system":
+		return DangerFullAccess, "git config --system: writes the system git configuration"
+	}
+	if action == "edit" {
+		return DangerFullAccess, "git config --edit: any key can be set"
+	}
+	if len(ops) > 0 {
+		val := Word{}
+		if len(ops) > 1 {
+			val = ops[1]
+		}
+		if ops[0].Dynamic || gitKeyRuns(ops[0].Value, val) {
+			return DangerFullAccess, "git config " + ops[0].Value + ": makes git run commands"
+		}
+	}
+	return WorkspaceWrite, "git config: changes the repository's configuration"
+}
+
+// gitConfigPair judges a key=value given on the command line.
+func (j *judge) gitConfigPair(kv Word, how string) {
+	key, val, _ := strings.Cut(kv.Value, "=")
+	if kv.Dynamic && !strings.Contains(key, "$") && key != "" {
+		// the key is literal, only the value is dynamic
+		if gitKeyRuns(key, Word{Value: val, Dynamic: true}) {
+			j.needf(DangerFullAccess, "%s %s: makes git run commands", how, key)
+		}
+		return
+	}
+	if kv.Dynamic || gitKeyRuns(key, Word{Value: val}) {
+		j.needf(DangerFullAccess, "%s %s: makes git run commands", how, key)
+	}
+}
+
+// gitKeyRuns reports a git configuration key whose value git runs as a
+// command, loads as configuration or trusts.
+func gitKeyRuns(key string, val Word) bool {
+	k := strings.ToLower(key)
+	switch k {
+	case "core.hookspath", "core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.askpass",
+		"core.gitproxy", "core.worktree", "core.alternaterefscommand", "credential.helper", "diff.external",
+		"gpg.program", "sequence.editor", "uploadpack.packobjectshook", "include.path", "init.templatedir",
+		"safe.directory", "sendemail.smtpserver", "web.browser", "protocol.allow":
+		return true
+	}
+	last := k
+	if i := strings.LastIndexByte(k, '.'); i >= 0 {
+		last = k[i+1:]
+	}
+	switch {
+	case strings.HasPrefix(k, "alias."):
+		return val.Dynamic || strings.HasPrefix(strings.TrimSpace(val.Value), "!")
+	case strings.HasPrefix(k, "filter."), strings.HasPrefix(k, "pager."), strings.HasPrefix(k, "includeif."),
+		strings.HasPrefix(k, "hook."), strings.HasPrefix(k, "protocol."):
+		return true
+	case strings.HasPrefix(k, "submodule.") && last == "update":
+		return val.Dynamic || strings.HasPrefix(strings.TrimSpace(val.Value), "!")
+	}
+	switch last {
+	case "textconv", "command", "cmd", "driver", "helper", "program", "uploadpack", "receivepack", "proxy",
+		"sshcommand", "hookspath", "fsmonitor", "editor", "askpass", "path", "tool":
+		return true
+	}
+	return false
+}
+
+func judgeGo(j *judge) {
+	s, rest := sub(j.c.Args)
+	switch s {
+	case "", "version", "list", "doc", "help":
+		return
+	case "env":
+		for _, a := range rest {
+			if a.Value == "-w" || a.Value == "-u" {
+				j.need(DangerFullAccess, "go env -w: changes the user's Go environment")
+				return
+			}
+		}
+		return
+	case "mod":
+		s2, rest2 := sub(rest)
+		switch s2 {
+		case "graph", "why", "verify", "help":
+			return
+		case "edit":
+			for _, a := range rest2 {
+				if a.Value == "-json" || a.Value == "-print" {
+					return
+				}
+			}
+		}
+		j.needf(WorkspaceWrite, "go mod %s", s2)
+		return
+	case "clean":
+		for _, a := range rest {
+			switch a.Value {
+			case "-cache", "-modcache", "-testcache", "-fuzzcache":
+				j.needf(DangerFullAccess, "go clean %s: deletes a cache outside the workspace", a.Value)
+			}
+		}
+	case "install":
+		for _, a := range j.c.Assigns {
+			if a.Name == "GOBIN" {
+				j.write(a.Value, "installs into", change)
+				j.need(WorkspaceWrite, "go install")
+				return
+			}
+		}
+		j.need(DangerFullAccess, "go install: installs a program outside the workspace (GOBIN)")
+		return
+	}
+	for i, a := range rest {
+		if a.Value == "-o" && i+1 < len(rest) {
+			j.write(rest[i+1], "writes", change)
+		}
+	}
+	switch s {
+	case "build", "vet", "generate", "fix", "fmt", "tool", "work", "get", "clean":
+		j.needf(WorkspaceWrite, "go %s", s)
+	case "test":
+		j.need(WorkspaceWrite, "runs tests")
+	case "run":
+		j.need(WorkspaceWrite, "runs a program")
+	default:
+		j.needf(WorkspaceWrite, "go %s", s)
+	}
+}
+
+func judgeGofmt(j *judge) {
+	ops, opts := operands(j.c.Args, optSpec{flags: "wldesS", args: "r", long: " cpuprofile "})
+	if !has(opts, "w") {
+		return
+	}
+	for _, w := range ops {
+		j.write(w, "formats", change)
+	}
+	j.need(WorkspaceWrite, "formats files")
+}

@@ -1,0 +1,1353 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Limits that keep Parse bounded whatever the input.
+const (
+	maxSource   = 1 << 20 // bytes of input
+	maxDepth    = 16      // nested bash -c, eval, trap, watch strings
+	maxCommands = 4096    // simple commands recorded
+	maxSteps    = 1 << 16 // statements visited, loops re-walked included
+	maxBraces   = 64      // words one brace expansion may produce
+	maxDirs     = 16      // possible working directories tracked after cd
+)
+
+// Script is what a bash input would run.
+type Script struct {
+	// Source is the input as given to Parse.
+	Source string
+	// Commands lists the simple commands in the order bash would start
+	// them: the commands of a substitution come before the command whose
+	// words contain it; a loop body appears once.
+	Commands []*Command
+	// Err is why the input cannot be analysed (it wraps ErrSyntax,
+	// ErrTooLarge, ErrTooComplex or ErrNUL). Commands then holds what bash
+	// would still run: the complete lines before the one with the error.
+	Err error
+}
+
+// Command is one simple command: a program, builtin or function call, with
+// what the shell sets up around it.
+type Command struct {
+	// Name is the command name after quote and escape removal ("curl" for
+	// "curl", c\url and 'cu'rl; "/usr/bin/curl" keeps its path, see Base).
+	// An empty Name is a statement with only assignments or redirections.
+	Name Word
+	// Args are the arguments after quote removal, brace expansion applied.
+	Args []Word
+	// Assigns are the environment assignments the command runs with: those
+	// in front of it, those of env or sudo wrappers, those in front of an
+	// enclosing bash -c. For export, declare, local, readonly and typeset
+	// they are the variables the builtin sets.
+	Assigns []Assign
+	// Redirects are the redirections of the statement.
+	Redirects []Redirect
+	// Wrappers is the chain of commands this one runs inside, outermost
+	// first: sudo in "sudo curl x", then "bash -c" in
+	// "sudo bash -c 'curl x'".
+	Wrappers []Wrapper
+	// Dynamic says why what this command runs is known only at run time
+	// ("command name is dynamic: $CMD", "eval runs text known only at run
+	// time: $X", "LD_PRELOAD set: ...", ...); empty when it is known now.
+	Dynamic string
+	// ExtraArgs is set when more arguments are appended at run time
+	// (xargs without -I).
+	ExtraArgs bool
+	// Piped is set when the command's standard input is a pipe from
+	// Upstream, the base names of the commands before it in the pipeline.
+	Piped    bool
+	Upstream []string
+	// Dirs lists where the command may run when a cd before it may have
+	// moved the shell: "" is the caller's working directory, other entries
+	// are absolute, relative to it, or start with "~" for the home
+	// directory. Nil means the caller's working directory. DirsUnknown is
+	// set when a cd went somewhere that cannot be known (cd "$X", cd -,
+	// popd, find -execdir, a cd inside a function).
+	Dirs        []string
+	DirsUnknown bool
+	// Function is set when Name is a function the script defined before
+	// (perhaps only conditionally). Its body's commands are in the script
+	// on their own; the call is still judged and matched by its name.
+	Function bool
+}
+
+// Word is one shell word after expansion as far as it can be known before
+// the command runs.
+type Word struct {
+	// Value is the word after quote and escape removal. For a dynamic word
+	// the parts known only at run time keep their source text ($X, $(...)).
+	Value string
+	// Dynamic is set when the value depends on run time: a parameter,
+	// command, arithmetic or process substitution, a glob, ~user.
+	Dynamic bool
+	// Home is set when Value starts with "~" standing for the home
+	// directory: an unquoted ~ or $HOME (not when the script assigns HOME).
+	Home bool
+	// Base, for a dynamic word whose expansion stays inside one directory
+	// (a glob's literal directory, find's start path for {}), is that
+	// directory; a leading "~" is the home directory.
+	Base string
+	// Guess is the value of a dynamic word if unset parameters were empty,
+	// $IFS a space and substitutions empty. Deny rules look at it; nothing
+	// is ever allowed because of it.
+	Guess string
+}
+
+// Assign is a variable assignment.
+type Assign struct {
+	Name  string
+	Value Word
+}
+
+// Redirect is a redirection of a statement.
+type Redirect struct {
+	// Op is the operator: ">", ">>", ">|", "<", "<>", ">&", "<&", "&>",
+	// "&>>", "<<", "<<-", "<<<".
+	Op string
+	// Fd is the explicit descriptor ("2" in 2>err.log), or "".
+	Fd string
+	// Target is the file, the descriptor (>&2), the here-document
+	// delimiter or the here-string.
+	Target Word
+}
+
+// Wrapper is a command that runs another one given as its arguments or as
+// a script string.
+type Wrapper struct {
+	// Name says which wrapper and how: "sudo", "timeout", "env", "xargs",
+	// "find -exec", "bash -c", "bash <<", "eval", "trap", "watch", ...
+	Name string
+	// Args are the wrapper's own words, its name first, up to the wrapped
+	// command (a script string excluded).
+	Args []Word
+}
+
+// Base is the command name without its directory: "curl" for
+// /usr/bin/curl.
+func (c *Command) Base() string {
+	if c.Name.Value == "" {
+		return ""
+	}
+	return path.Base(c.Name.Value)
+}
+
+// Argv is the name and arguments as strings.
+func (c *Command) Argv() []string {
+	if c.Name.Value == "" && len(c.Args) == 0 {
+		return nil
+	}
+	argv := make([]string, 0, 1+len(c.Args))
+	argv = append(argv, c.Name.Value)
+	for _, a := range c.Args {
+		argv = append(argv, a.Value)
+	}
+	return argv
+}
+
+// String renders the command for findings: assignments, wrappers, words
+// and redirections, quoted where needed.
+func (c *Command) String() string {
+	var words []string
+	for _, w := range c.Wrappers {
+		for _, a := range w.Args {
+			words = append(words, a.quoted())
+		}
+		if strings.HasSuffix(w.Name, " -c") && (len(w.Args) == 0 || w.Args[len(w.Args)-1].Value != "-c") {
+			words = append(words, "-c")
+		}
+	}
+	if c.Name.Value != "" {
+		words = append(words, c.Name.quoted())
+	}
+	for _, a := range c.Args {
+		words = append(words, a.quoted())
+	}
+	var assigns []string
+	for _, a := range c.Assigns {
+		kv := a.Name + "=" + a.Value.quoted()
+		if !slices.Contains(words, kv) { // env X=1, sudo X=1, export X=1 show it already
+			assigns = append(assigns, kv)
+		}
+	}
+	words = append(assigns, words...)
+	for _, r := range c.Redirects {
+		if r.Op == ">&" || r.Op == "<&" {
+			words = append(words, r.Fd+r.Op+r.Target.quoted())
+		} else {
+			words = append(words, r.Fd+r.Op+" "+r.Target.quoted())
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func (w Word) quoted() string {
+	if w.Dynamic || w.Home || w.Value != "" && strings.Trim(w.Value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_=:/.,@%+-") == "" {
+		return w.Value
+	}
+	q, err := syntax.Quote(w.Value, syntax.LangBash)
+	if err != nil {
+		return strconv.Quote(w.Value)
+	}
+	return q
+}
+
+// guessed is the word as deny rules see it.
+func (w Word) guessed() string {
+	if w.Dynamic {
+		return w.Guess
+	}
+	return w.Value
+}
+
+// Parse splits bash input into the simple commands it would run. The
+// returned Script is never nil; on error its Err is the error and its
+// Commands what bash would still run.
+func Parse(src string) (*Script, error) {
+	s := &Script{Source: src}
+	switch {
+	case len(src) > maxSource:
+		s.Err = fmt.Errorf("%w: %d bytes", ErrTooLarge, len(src))
+		return s, s.Err
+	case strings.IndexByte(src, 0) >= 0:
+		s.Err = ErrNUL
+		return s, s.Err
+	}
+	p := &parser{s: s, dirs: dirSet{list: []string{""}}}
+	err := p.script(src, frame{})
+	p.finish()
+	if p.full {
+		err = ErrTooComplex
+	} else if err != nil {
+		err = fmt.Errorf("%w: %w", ErrSyntax, err)
+	}
+	s.Err = err
+	return s, err
+}
+
+// parser walks the syntax tree of one input and the strings nested in it.
+type parser struct {
+	s     *Script
+	src   string // the text positions refer to: the input or a nested string
+	depth int    // nesting of script strings
+	steps int
+	full  bool // a limit was reached; the result is incomplete
+
+	dirs      dirSet
+	late      []*Command      // commands that run later than they appear: function bodies, traps
+	lateCd    bool            // a cd inside a function body or trap
+	homeSet   bool            // the script assigns HOME
+	cdpathSet bool            // the script assigns CDPATH
+	chdirs    bool            // the script has a cd
+	funcs     map[string]bool // functions defined so far
+	params    []string        // $0, $1, ... of the script string being walked, for guesses
+	evalText  string          // set by literal: a word makes bash evaluate text as code
+}
+
+// frame is what a statement inherits from where it appears.
+type frame struct {
+	wrappers    []Wrapper
+	env         []Assign // assignments in front of an enclosing bash -c
+	piped       bool
+	upstream    []string
+	late        bool
+	dirsUnknown bool
+	dynamic     string
+	params      []string // $0, $1, ... of a script string, for guesses
+}
+
+func newSyntaxParser() *syntax.Parser {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}
+
+// script parses src and walks it. On a syntax error it walks the complete
+// lines before the error's line, as bash runs them before it meets it.
+func (p *parser) script(src string, f frame) error {
+	old := p.src
+	p.src = src
+	defer func() { p.src = old }()
+	file, err := newSyntaxParser().Parse(strings.NewReader(src), "")
+	if err == nil {
+		p.stmts(file.Stmts, f)
+		return nil
+	}
+	prefix := src
+	for range 8 {
+		line := errorLine(err)
+		if line <= 1 {
+			break
+		}
+		prefix = firstLines(prefix, line-1)
+		file, perr := newSyntaxParser().Parse(strings.NewReader(prefix), "")
+		if perr == nil {
+			p.stmts(file.Stmts, f)
+			break
+		}
+		err2 := perr
+		if errorLine(err2) >= line {
+			break
+		}
+		err = err2
+	}
+	return err
+}
+
+func errorLine(err error) int {
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		return int(pe.Pos.Line())
+	}
+	var le syntax.LangError
+	if errors.As(err, &le) {
+		return int(le.Pos.Line())
+	}
+	return 0
+}
+
+// firstLines returns the first n lines of s.
+func firstLines(s string, n int) string {
+	i := 0
+	for ; n > 0; n-- {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			return s
+		}
+		i += j + 1
+	}
+	return s[:i]
+}
+
+func (p *parser) stmts(list []*syntax.Stmt, f frame) {
+	for _, st := range list {
+		p.stmt(st, f)
+	}
+}
+
+func (p *parser) stmt(st *syntax.Stmt, f frame) {
+	if st == nil || p.full {
+		return
+	}
+	if p.steps++; p.steps > maxSteps {
+		p.full = true
+		return
+	}
+	redirs, in := p.redirects(st.Redirs, f)
+	bare := func() {
+		if len(redirs) > 0 {
+			p.record(&call{redirs: redirs, f: f})
+		}
+	}
+	switch c := st.Cmd.(type) {
+	case nil:
+		bare()
+	case *syntax.CallExpr:
+		p.callExpr(c, redirs, in, f)
+	case *syntax.BinaryCmd:
+		bare()
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			start := len(p.s.Commands)
+			p.stmt(c.X, f)
+			g := f
+			g.piped = true
+			g.upstream = append(slices.Clip(f.upstream), p.basesSince(start)...)
+			p.stmt(c.Y, g)
+			return
+		}
+		p.stmt(c.X, f)
+		p.stmt(c.Y, f)
+	case *syntax.Subshell:
+		bare()
+		p.stmts(c.Stmts, f)
+	case *syntax.Block:
+		bare()
+		p.stmts(c.Stmts, f)
+	case *syntax.IfClause:
+		bare()
+		for ic := c; ic != nil; ic = ic.Else {
+			p.stmts(ic.Cond, f)
+			p.stmts(ic.Then, f)
+		}
+	case *syntax.WhileClause:
+		bare()
+		p.loop(func() {
+			p.stmts(c.Cond, f)
+			p.stmts(c.Do, f)
+		})
+	case *syntax.ForClause:
+		bare()
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			for _, w := range l.Items {
+				p.substs(w, f)
+			}
+		case *syntax.CStyleLoop:
+			p.substs(l.Init, f)
+			p.substs(l.Cond, f)
+			p.substs(l.Post, f)
+		}
+		p.loop(func() { p.stmts(c.Do, f) })
+	case *syntax.CaseClause:
+		bare()
+		p.substs(c.Word, f)
+		for _, it := range c.Items {
+			for _, w := range it.Patterns {
+				p.substs(w, f)
+			}
+			p.stmts(it.Stmts, f)
+		}
+	case *syntax.FuncDecl:
+		bare()
+		if c.Name != nil {
+			if p.funcs == nil {
+				p.funcs = map[string]bool{}
+			}
+			p.funcs[c.Name.Value] = true
+		}
+		g := f
+		g.late = true
+		p.stmt(c.Body, g)
+	case *syntax.ArithmCmd:
+		bare()
+		p.substs(c.X, f)
+	case *syntax.TestClause:
+		bare()
+		p.substs(c.X, f)
+	case *syntax.LetClause:
+		bare()
+		for _, x := range c.Exprs {
+			p.substs(x, f)
+		}
+	case *syntax.DeclClause:
+		p.declClause(c, redirs, f)
+	case *syntax.TimeClause:
+		bare()
+		if c.Stmt != nil {
+			g := f
+			args := []Word{{Value: "time"}}
+			if c.PosixFormat {
+				args = append(args, Word{Value: "-p"})
+			}
+			g.wrappers = append(slices.Clip(f.wrappers), Wrapper{Name: "time", Args: args})
+			p.stmt(c.Stmt, g)
+		}
+	case *syntax.CoprocClause:
+		bare()
+		p.substs(c.Name, f)
+		p.stmt(c.Stmt, f)
+	case *syntax.TestDecl:
+		bare()
+		p.substs(c.Description, f)
+		p.stmt(c.Body, f)
+	default:
+		// a construct this walker does not know must not pass unseen
+		p.record(&call{redirs: redirs, f: f, dynamic: fmt.Sprintf("unsupported construct %T", c)})
+	}
+}
+
+// loop walks a loop body until the working directories its cd commands
+// can reach stop growing, so that a command sees the cd of an earlier
+// iteration.
+func (p *parser) loop(body func()) {
+	start, lateStart := len(p.s.Commands), len(p.late)
+	for i := 0; ; i++ {
+		before := p.dirs.clone()
+		body()
+		if p.full || p.dirs.equal(before) {
+			return
+		}
+		if i >= 3 {
+			p.dirs.unknown = true
+		}
+		if i >= 4 {
+			return
+		}
+		p.s.Commands, p.late = p.s.Commands[:start], p.late[:lateStart]
+	}
+}
+
+func (p *parser) basesSince(start int) []string {
+	var out []string
+	for _, c := range p.s.Commands[start:] {
+		switch {
+		case c.Name.Value == "":
+		case c.Name.Dynamic:
+			out = append(out, strings.Fields(c.Name.Guess)...)
+		default:
+			out = append(out, c.Base())
+		}
+	}
+	return out
+}
+
+// substs walks the command and process substitutions inside an
+// expression: words, arithmetic, tests, assignments.
+func (p *parser) substs(n syntax.Node, f frame) {
+	if n == nil || isNilNode(n) {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			p.stmts(x.Stmts, f)
+			return false
+		case *syntax.ProcSubst:
+			p.stmts(x.Stmts, f)
+			return false
+		}
+		return true
+	})
+}
+
+// isNilNode reports a typed nil inside the interface.
+func isNilNode(n syntax.Node) bool {
+	switch x := n.(type) {
+	case *syntax.Word:
+		return x == nil
+	case *syntax.Assign:
+		return x == nil
+	case *syntax.BinaryArithm:
+		return x == nil
+	case *syntax.UnaryArithm:
+		return x == nil
+	case *syntax.ParenArithm:
+		return x == nil
+	}
+	return false
+}
+
+// input is what a command reads as standard input, when a shell would
+// take its script from it.
+type input struct {
+	doc  *Word // a here-document body or here-string
+	file bool  // a file (<)
+}
+
+func (p *parser) redirects(rs []*syntax.Redirect, f frame) ([]Redirect, *input) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	var out []Redirect
+	var in *input
+	for _, r := range rs {
+		p.substs(r.Word, f)
+		red := Redirect{Op: r.Op.String()}
+		if r.N != nil {
+			red.Fd = r.N.Value
+		}
+		if r.Word != nil {
+			red.Target = p.literal(r.Word, unquoted)
+		}
+		stdin := red.Fd == "" || red.Fd == "0"
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc == nil {
+				break
+			}
+			p.substs(r.Hdoc, f)
+			var body Word
+			if quotedWord(r.Word) {
+				body = Word{Value: rawText(r.Hdoc)}
+			} else {
+				body = p.literal(r.Hdoc, document)
+			}
+			if stdin {
+				in = &input{doc: &body}
+			}
+		case syntax.WordHdoc:
+			if stdin {
+				body := red.Target
+				body.Value += "\n"
+				body.Guess += "\n"
+				in = &input{doc: &body}
+			}
+		case syntax.RdrIn:
+			if stdin {
+				in = &input{file: true}
+			}
+		}
+		out = append(out, red)
+	}
+	return out, in
+}
+
+// quotedWord reports a here-document delimiter with any quoting, which
+// turns off expansion in the body.
+func quotedWord(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, part := range w.Parts {
+		switch x := part.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(x.Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func rawText(w *syntax.Word) string {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		if l, ok := part.(*syntax.Lit); ok {
+			b.WriteString(l.Value)
+		}
+	}
+	return b.String()
+}
+
+func (p *parser) callExpr(ce *syntax.CallExpr, redirs []Redirect, in *input, f frame) {
+	// substitutions run before the command
+	for _, a := range ce.Assigns {
+		p.substs(a, f)
+	}
+	for _, w := range ce.Args {
+		p.substs(w, f)
+	}
+	c := &call{redirs: redirs, in: in, f: f}
+	p.evalText = ""
+	for _, a := range ce.Assigns {
+		c.assigns = append(c.assigns, p.assign(a))
+	}
+	for i, w := range ce.Args {
+		ws, braced := p.words(w)
+		if i == 0 && braced && c.dynamic == "" {
+			c.dynamic = "brace expansion in the command name"
+		}
+		c.words = append(c.words, ws...)
+	}
+	if c.dynamic == "" {
+		c.dynamic = p.evalText
+	}
+	if c.dynamic == "" {
+		c.dynamic = codeInNames(c.words, c.assigns)
+	}
+	p.call(c)
+}
+
+func (p *parser) assign(a *syntax.Assign) Assign {
+	out := Assign{}
+	if a.Name != nil {
+		out.Name = a.Name.Value
+	}
+	switch {
+	case a.Array != nil:
+		out.Value = Word{Value: p.text(a.Array), Dynamic: true}
+	case a.Value != nil:
+		out.Value = p.literal(a.Value, unquoted)
+	}
+	if a.Index != nil {
+		out.Value.Dynamic = true
+	}
+	p.noteAssign(out.Name)
+	return out
+}
+
+// varNameBuiltins take variable names, whose array subscripts bash
+// evaluates as arithmetic, command substitutions included.
+var varNameBuiltins = map[string]bool{"printf": true, "read": true, "unset": true, "mapfile": true, "readarray": true,
+	"getopts": true, "test": true, "[": true, "let": true, "wait": true, "declare": true, "typeset": true, "local": true,
+	"export": true, "readonly": true, "printf -v": true}
+
+// codeInNames says why literal text in a command would be evaluated as
+// code later: an assignment of text that looks like a command
+// substitution, or an array subscript holding one given to a builtin that
+// takes variable names.
+func codeInNames(words []Word, assigns []Assign) string {
+	for _, a := range assigns {
+		if !a.Value.Dynamic && looksLikeCode(a.Value.Value) {
+			return a.Name + " is assigned text that bash may evaluate as code"
+		}
+	}
+	if len(words) == 0 || words[0].Dynamic || !varNameBuiltins[path.Base(words[0].Value)] {
+		return ""
+	}
+	for _, w := range words[1:] {
+		if !w.Dynamic && strings.Contains(w.Value, "[") && looksLikeCode(w.Value) {
+			return "array subscript with a command substitution: " + w.Value
+		}
+	}
+	return ""
+}
+
+func (p *parser) noteAssign(name string) {
+	switch name {
+	case "HOME":
+		p.homeSet = true
+	case "CDPATH":
+		p.cdpathSet = true
+	}
+}
+
+// declClause records export, declare, local, readonly and typeset as a
+// command whose Assigns are the variables it sets.
+func (p *parser) declClause(d *syntax.DeclClause, redirs []Redirect, f frame) {
+	c := &call{redirs: redirs, f: f}
+	c.words = []Word{{Value: d.Variant.Value}}
+	p.evalText = ""
+	for _, a := range d.Args {
+		p.substs(a, f)
+		switch {
+		case a.Naked && a.Name == nil && a.Value != nil:
+			w := p.literal(a.Value, unquoted)
+			if w.Dynamic && c.dynamic == "" {
+				c.dynamic = d.Variant.Value + " with computed arguments: " + w.Value
+			}
+			c.words = append(c.words, w)
+		case a.Naked && a.Name != nil:
+			c.words = append(c.words, Word{Value: a.Name.Value})
+		default:
+			as := p.assign(a)
+			c.assigns = append(c.assigns, as)
+			w := as.Value
+			w.Value = as.Name + "=" + w.Value
+			if w.Dynamic {
+				w.Guess = as.Name + "=" + w.Guess
+			}
+			w.Home = false
+			c.words = append(c.words, w)
+		}
+	}
+	if c.dynamic == "" {
+		c.dynamic = p.evalText
+	}
+	if c.dynamic == "" {
+		c.dynamic = codeInNames(c.words, c.assigns)
+	}
+	p.record(c)
+}
+
+// words converts a command word, applying brace expansion; braced reports
+// that brace expansion applied.
+func (p *parser) words(w *syntax.Word) (ws []Word, braced bool) {
+	split := *w // SplitBraces replaces the word it is given
+	if syntax.SplitBraces(&split) && hasBraces(&split) {
+		if braceCount(&split) <= maxBraces {
+			for _, x := range expand.Braces(&split) {
+				ws = append(ws, p.literal(x, unquoted))
+			}
+			return ws, true
+		}
+		lw := p.literal(w, unquoted)
+		lw.Dynamic, lw.Base, lw.Guess = true, "", lw.Value
+		return []Word{lw}, true
+	}
+	return []Word{p.literal(w, unquoted)}, false
+}
+
+func hasBraces(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		if _, ok := part.(*syntax.BraceExp); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// braceCount is how many words brace expansion of w produces, capped just
+// above maxBraces.
+func braceCount(w *syntax.Word) int {
+	n := 1
+	for _, part := range w.Parts {
+		be, ok := part.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		k := 0
+		if be.Sequence {
+			k = seqLen(be)
+		} else {
+			for _, e := range be.Elems {
+				k += braceCount(e)
+				if k > maxBraces {
+					break
+				}
+			}
+		}
+		n *= max(k, 1)
+		if n > maxBraces {
+			return maxBraces + 1
+		}
+	}
+	return n
+}
+
+func seqLen(be *syntax.BraceExp) int {
+	if len(be.Elems) < 2 {
+		return 1
+	}
+	from, err1 := strconv.ParseInt(be.Elems[0].Lit(), 10, 64)
+	to, err2 := strconv.ParseInt(be.Elems[1].Lit(), 10, 64)
+	if err1 != nil || err2 != nil {
+		a, b := be.Elems[0].Lit(), be.Elems[1].Lit()
+		if a == "" || b == "" {
+			return maxBraces + 1
+		}
+		from, to = int64(a[0]), int64(b[0])
+	}
+	d := to - from
+	if d < 0 {
+		d = -d
+	}
+	if d > 1<<20 {
+		return maxBraces + 1
+	}
+	incr := int64(1)
+	if len(be.Elems) > 2 {
+		if n, err := strconv.ParseInt(be.Elems[2].Lit(), 10, 64); err == nil && n != 0 {
+			if n < 0 {
+				n = -n
+			}
+			incr = n
+		}
+	}
+	return int(d/incr) + 1
+}
+
+// text is the source text of a node.
+func (p *parser) text(n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if !n.Pos().IsValid() || !n.End().IsValid() || start < 0 || end > len(p.src) || start > end {
+		return "…"
+	}
+	return p.src[start:end]
+}
+
+// quoting is how backslashes behave in a literal part.
+type quoting int
+
+const (
+	unquoted quoting = iota
+	double           // inside "..."
+	document         // a here-document body with expansion
+)
+
+// literal converts a word the way the shell would, as far as it can be
+// known now.
+func (p *parser) literal(w *syntax.Word, q quoting) Word {
+	var val, guess strings.Builder
+	var out Word
+	glob := -1 // offset in val of the first unquoted glob character
+	dyn := func(text, g string) {
+		out.Dynamic = true
+		val.WriteString(text)
+		guess.WriteString(g)
+	}
+	lit := func(s string) {
+		val.WriteString(s)
+		guess.WriteString(s)
+	}
+	for i, part := range w.Parts {
+		switch x := part.(type) {
+		case *syntax.Lit:
+			v := x.Value
+			if i == 0 && q == unquoted && strings.HasPrefix(v, "~") {
+				end := strings.IndexByte(v, '/')
+				if end < 0 {
+					end = len(v)
+				}
+				switch user := v[1:end]; {
+				case end == len(v) && i+1 < len(w.Parts):
+					// the tilde prefix runs into an expansion or quotes
+					dyn(v, v)
+					v = ""
+				case user == "":
+					out.Home = true
+					lit("~")
+					v = v[end:]
+				case user == "+":
+					lit(".")
+					v = v[end:]
+				default: // ~-, ~user: a directory known only at run time
+					dyn(v[:end], v[:end])
+					v = v[end:]
+				}
+			}
+			if q == unquoted {
+				if g := unescapeUnquoted(&val, &guess, v); g >= 0 && glob < 0 {
+					glob = g
+				}
+			} else {
+				lit(unescapeQuoted(v, q))
+			}
+		case *syntax.SglQuoted:
+			v := x.Value
+			if x.Dollar {
+				v = ansiC(v)
+			}
+			lit(v)
+		case *syntax.DblQuoted:
+			for j, in := range x.Parts {
+				switch y := in.(type) {
+				case *syntax.Lit:
+					lit(unescapeQuoted(y.Value, double))
+				case *syntax.ParamExp:
+					p.checkParam(y)
+					if i == 0 && j == 0 && isHome(y) {
+						out.Home = true
+						lit("~")
+						continue
+					}
+					dyn(p.text(y), p.paramGuess(y))
+				default:
+					dyn(p.text(y), "")
+				}
+			}
+		case *syntax.ParamExp:
+			p.checkParam(x)
+			if i == 0 && isHome(x) {
+				out.Home = true
+				lit("~")
+				continue
+			}
+			dyn(p.text(x), p.paramGuess(x))
+		case *syntax.ExtGlob:
+			t := p.text(x)
+			dyn(t, t)
+		default: // command, arithmetic and process substitutions, unexpanded braces
+			dyn(p.text(part), "")
+		}
+	}
+	out.Value = val.String()
+	if out.Home && out.Value != "~" && !strings.HasPrefix(out.Value, "~/") {
+		// ${HOME}x is not a path under home
+		out.Home = false
+		out.Dynamic = true
+	}
+	if glob >= 0 {
+		if !out.Dynamic {
+			out.Base = globBase(out.Value, glob)
+		}
+		out.Dynamic = true
+	}
+	if out.Dynamic {
+		out.Guess = guess.String()
+	}
+	return out
+}
+
+// ansiC decodes the escapes of a $'...' string as bash does; a NUL ends
+// it.
+func ansiC(s string) string {
+	var b strings.Builder
+	digits := func(i, n int, base int) (int, int) {
+		v, k := 0, 0
+		for ; k < n && i+k < len(s); k++ {
+			d := -1
+			switch ch := s[i+k]; {
+			case ch >= '0' && ch <= '9':
+				d = int(ch - '0')
+			case ch >= 'a' && ch <= 'f':
+				d = int(ch-'a') + 10
+			case ch >= 'A' && ch <= 'F':
+				d = int(ch-'A') + 10
+			}
+			if d < 0 || d >= base {
+				break
+			}
+			v = v*base + d
+		}
+		return v, k
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			b.WriteByte(e)
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			} else {
+				b.WriteString("\\c")
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v, k := digits(i, 3, 8)
+			i += k - 1
+			b.WriteByte(byte(v))
+		case 'x', 'u', 'U':
+			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			v, k := digits(i+1, n, 16)
+			if k == 0 {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+				continue
+			}
+			i += k
+			if e == 'x' {
+				b.WriteByte(byte(v))
+			} else {
+				b.WriteRune(rune(v))
+			}
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	}
+	out, _, _ := strings.Cut(b.String(), "\x00")
+	return out
+}
+
+// unescapeUnquoted appends an unquoted literal after backslash removal to
+// val and guess, returning the offset in val of its first glob character
+// or -1.
+func unescapeUnquoted(val, guess *strings.Builder, s string) int {
+	glob := -1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+			c = s[i]
+		case c == '*' || c == '?' || c == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
+			if glob < 0 {
+				glob = val.Len()
+			}
+		}
+		val.WriteByte(c)
+		guess.WriteByte(c)
+	}
+	return glob
+}
+
+// unescapeQuoted removes the backslashes that escape something inside
+// double quotes or a here-document body.
+func unescapeQuoted(s string, q quoting) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch n := s[i+1]; {
+			case n == '\n':
+				i++
+				continue
+			case n == '$' || n == '`' || n == '\\' || n == '"' && q == double:
+				i++
+				b.WriteByte(n)
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// checkParam notes ${x@P}: prompt expansion runs the command
+// substitutions in the variable's value.
+func (p *parser) checkParam(pe *syntax.ParamExp) {
+	if pe.Exp != nil && pe.Exp.Op == syntax.OtherParamOps && pe.Exp.Word != nil && strings.Contains(pe.Exp.Word.Lit(), "P") {
+		p.evalText = "${...@P} runs the command substitutions in a variable"
+	}
+}
+
+// looksLikeCode reports literal text that bash evaluates as code when it
+// reaches arithmetic, an array subscript or ${x@P}.
+func looksLikeCode(v string) bool {
+	return strings.Contains(v, "$(") || strings.Contains(v, "`")
+}
+
+func isHome(pe *syntax.ParamExp) bool {
+	return pe.Param != nil && pe.Param.Value == "HOME" && !pe.Excl && !pe.Length && !pe.Width &&
+		pe.Index == nil && pe.Slice == nil && pe.Repl == nil && pe.Exp == nil && pe.Names == 0
+}
+
+// paramGuess is what a parameter expands to if unset, except $IFS (a
+// space) and the positional parameters of a bash -c string.
+func (p *parser) paramGuess(pe *syntax.ParamExp) string {
+	if pe.Param == nil || pe.Excl || pe.Length || pe.Width || pe.Index != nil {
+		return ""
+	}
+	return paramValue(pe.Param.Value, p.params)
+}
+
+func paramValue(name string, params []string) string {
+	switch name {
+	case "IFS":
+		return " "
+	case "@", "*":
+		if len(params) > 1 {
+			return strings.Join(params[1:], " ")
+		}
+	}
+	if n, err := strconv.Atoi(name); err == nil && n >= 0 && n < len(params) {
+		return params[n]
+	}
+	return ""
+}
+
+// globBase is the directory a glob's matches stay in: the literal
+// directory before its first glob character, unless a later component
+// could match "..".
+func globBase(v string, glob int) string {
+	slash := strings.LastIndexByte(v[:glob], '/')
+	base := "."
+	if slash == 0 {
+		base = "/"
+	} else if slash > 0 {
+		base = v[:slash]
+	}
+	for _, comp := range strings.Split(v[slash+1:], "/") {
+		if comp == ".." {
+			return ""
+		}
+		if strings.HasPrefix(comp, ".") {
+			if ok, err := path.Match(comp, ".."); ok || err != nil {
+				return ""
+			}
+		}
+	}
+	return base
+}
+
+// record adds a simple command to the script.
+func (p *parser) record(c *call) *Command {
+	if len(p.s.Commands) >= maxCommands {
+		p.full = true
+		return nil
+	}
+	f := c.f
+	cmd := &Command{
+		Redirects: c.redirs,
+		Wrappers:  f.wrappers,
+		Dynamic:   c.dynamic,
+		ExtraArgs: c.extra,
+		Piped:     f.piped,
+		Upstream:  f.upstream,
+	}
+	if cmd.Dynamic == "" {
+		cmd.Dynamic = f.dynamic
+	}
+	cmd.Assigns = append(slices.Clip(f.env), c.assigns...)
+	if len(c.words) > 0 {
+		cmd.Name, cmd.Args = c.words[0], c.words[1:]
+		switch {
+		case cmd.Dynamic != "":
+		case cmd.Name.Dynamic:
+			cmd.Dynamic = "command name is dynamic: " + cmd.Name.Value
+		case cmd.Name.Value == "":
+			cmd.Dynamic = "empty command name"
+		}
+		cmd.Function = !cmd.Name.Dynamic && p.funcs[cmd.Name.Value]
+	}
+	if cmd.Dynamic == "" && c.extra && !cmd.Name.Dynamic && runsOperand(cmd.Base()) {
+		// xargs sudo, xargs sh -c: the command or script comes from the input
+		cmd.Dynamic = cmd.Base() + " runs what xargs reads from the input"
+	}
+	if cmd.Dynamic == "" {
+		for _, a := range cmd.Assigns {
+			if why := riskyVar(a.Name, a.Value); why != "" {
+				cmd.Dynamic = a.Name + " set: " + why
+				break
+			}
+		}
+	}
+	if len(p.dirs.list) > 1 || p.dirs.list[0] != "" {
+		cmd.Dirs = slices.Clone(p.dirs.list)
+	}
+	cmd.DirsUnknown = p.dirs.unknown || f.dirsUnknown
+	if f.late {
+		p.late = append(p.late, cmd)
+	}
+	p.s.Commands = append(p.s.Commands, cmd)
+	if !cmd.Name.Dynamic {
+		switch cmd.Base() {
+		case "cd", "pushd", "popd":
+			p.chdir(cmd, f)
+		}
+	}
+	return cmd
+}
+
+// chdir follows a cd: later commands may run in the new directory, or
+// still in the old one if it fails.
+func (p *parser) chdir(cmd *Command, f frame) {
+	p.chdirs = true
+	if f.late {
+		p.lateCd = true
+	}
+	args := cmd.Args
+	for len(args) > 0 && !args[0].Dynamic && strings.HasPrefix(args[0].Value, "-") && args[0].Value != "-" {
+		done := args[0].Value == "--"
+		args = args[1:]
+		if done {
+			break
+		}
+	}
+	switch {
+	case cmd.Base() == "popd":
+		p.dirs.unknown = true
+	case len(args) == 0:
+		if cmd.Base() == "cd" {
+			p.dirs.add(Word{Value: "~", Home: true})
+		} else {
+			p.dirs.unknown = true
+		}
+	case args[0].Dynamic || args[0].Value == "-" || strings.HasPrefix(args[0].Value, "+"):
+		p.dirs.unknown = true
+	default:
+		p.dirs.add(args[0])
+	}
+}
+
+// finish applies what is known only at the end: function bodies and traps
+// run later, where any cd of the script may have taken the shell; a script
+// that assigns HOME makes ~ unknown.
+func (p *parser) finish() {
+	for _, c := range p.late {
+		c.Dirs = nil
+		if len(p.dirs.list) > 1 || p.dirs.list[0] != "" {
+			c.Dirs = slices.Clone(p.dirs.list)
+		}
+		c.DirsUnknown = c.DirsUnknown || p.dirs.unknown || p.lateCd
+	}
+	if !p.homeSet && !(p.cdpathSet && p.chdirs) {
+		return
+	}
+	unhome := func(w *Word) {
+		if w.Home {
+			w.Home, w.Dynamic, w.Base, w.Guess = false, true, "", w.Value
+		}
+		if strings.HasPrefix(w.Base, "~") {
+			w.Base = ""
+		}
+	}
+	for _, c := range p.s.Commands {
+		if p.cdpathSet && p.chdirs {
+			c.DirsUnknown = true
+		}
+		if !p.homeSet {
+			continue
+		}
+		unhome(&c.Name)
+		for i := range c.Args {
+			unhome(&c.Args[i])
+		}
+		for i := range c.Redirects {
+			unhome(&c.Redirects[i].Target)
+		}
+		for i := range c.Assigns {
+			unhome(&c.Assigns[i].Value)
+		}
+		for i := range c.Wrappers {
+			for j := range c.Wrappers[i].Args {
+				unhome(&c.Wrappers[i].Args[j])
+			}
+		}
+		for i, d := range c.Dirs {
+			if strings.HasPrefix(d, "~") {
+				c.Dirs[i] = d
+				c.DirsUnknown = true
+			}
+		}
+	}
+}
+
+// dirSet is where the shell may be after the cd commands seen so far.
+type dirSet struct {
+	list    []string // "" is the caller's working directory
+	unknown bool
+}
+
+func (d dirSet) clone() dirSet {
+	return dirSet{list: slices.Clone(d.list), unknown: d.unknown}
+}
+
+func (d dirSet) equal(o dirSet) bool {
+	if d.unknown || o.unknown {
+		return d.unknown == o.unknown
+	}
+	return slices.Equal(d.list, o.list)
+}
+
+// add records a cd to t from any directory the shell may be in; the
+// shell may also still be where it was, if the cd failed.
+func (d *dirSet) add(t Word) {
+	if d.unknown {
+		return
+	}
+	for _, e := range slices.Clone(d.list) {
+		n := chdirTo(e, t)
+		if !slices.Contains(d.list, n) {
+			d.list = append(d.list, n)
+		}
+	}
+	if len(d.list) > maxDirs {
+		d.unknown = true
+	}
+}
+
+// chdirTo is the directory cd t reaches from e, in the notation of
+// Command.Dirs. cd resolves .. lexically, as bash does by default.
+func chdirTo(e string, t Word) string {
+	v := t.Value
+	norm := func(s string) string {
+		if s == "." {
+			return ""
+		}
+		return s
+	}
+	switch {
+	case t.Home:
+		return homeJoin(".", strings.TrimPrefix(v, "~"))
+	case path.IsAbs(v):
+		return path.Clean(v)
+	case e == "":
+		return norm(path.Clean(v))
+	case path.IsAbs(e):
+		return path.Clean(e + "/" + v)
+	case strings.HasPrefix(e, "~"):
+		return homeJoin(strings.TrimPrefix(strings.TrimPrefix(e, "~"), "/"), v)
+	}
+	return norm(path.Clean(e + "/" + v))
+}
+
+// homeJoin is "~" followed by rel joined to more, kept relative so that
+// ".." above home survives.
+func homeJoin(rel, more string) string {
+	if rel == "" {
+		rel = "."
+	}
+	r := path.Clean(rel + "/" + strings.TrimPrefix(more, "/"))
+	if r == "." {
+		return "~"
+	}
+	return "~/" + r
+}

@@ -1,0 +1,910 @@
+package shell
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The wrappers Parse sees through are listed in the package
+// documentation. A wrapper's command is recorded with the wrapper in its
+// Wrappers chain; the wrapper itself is recorded only when it runs no
+// command (sudo -i, env alone) or does work of its own (find, trap, su).
+
+// call is a simple command being unwrapped.
+type call struct {
+	words   []Word
+	assigns []Assign
+	redirs  []Redirect
+	in      *input
+	f       frame
+	dynamic string
+	extra   bool
+}
+
+// unwrapped is what a wrapper handler did with a call.
+type unwrapped int
+
+const (
+	plain unwrapped = iota // not a wrapper use: record the call as it is
+	inner                  // c.words now holds the wrapped command
+	done                   // the handler recorded everything
+)
+
+type handler func(p *parser, c *call) unwrapped
+
+var handlers map[string]handler
+
+func init() {
+	handlers = map[string]handler{
+		"sudo":             argvWrapper("sudo", sudoOpts),
+		"doas":             argvWrapper("doas", optSpec{flags: "Lns", args: "Cu"}),
+		"pkexec":           argvWrapper("pkexec", optSpec{long: " disable-internal-agent keep-cwd help version ", longArgs: " user "}),
+		"env":              envWrapper,
+		"nohup":            argvWrapper("nohup", optSpec{}),
+		"nice":             argvWrapper("nice", optSpec{args: "n", longArgs: " adjustment ", numeric: true}),
+		"ionice":           argvWrapper("ionice", optSpec{flags: "t", args: "cnpPu", long: " ignore ", longArgs: " class classdata pid pgid uid ", noCommand: "pPu"}),
+		"timeout":          argvWrapper("timeout", optSpec{flags: "v", args: "sk", long: " preserve-status foreground verbose ", longArgs: " signal kill-after ", positional: 1}),
+		"time":             argvWrapper("time", optSpec{flags: "apqvV", args: "fo", long: " append portability quiet verbose ", longArgs: " format output "}),
+		"command":          argvWrapper("command", optSpec{flags: "pvV", noCommand: "vV"}),
+		"builtin":          argvWrapper("builtin", optSpec{}),
+		"exec":             argvWrapper("exec", optSpec{flags: "cl", args: "a"}),
+		"stdbuf":           argvWrapper("stdbuf", optSpec{args: "ioe", longArgs: " input output error "}),
+		"setsid":           argvWrapper("setsid", optSpec{flags: "cfw", long: " ctty fork wait "}),
+		"chroot":           argvWrapper("chroot", optSpec{long: " skip-chdir ", longArgs: " userspec groups ", positional: 1, chdir: true}),
+		"unbuffer":         argvWrapper("unbuffer", optSpec{flags: "p"}),
+		"taskset":          argvWrapper("taskset", optSpec{flags: "ac", long: " all-tasks cpu-list ", noCommand: "p", positional: 1}),
+		"chrt":             argvWrapper("chrt", optSpec{flags: "abdfiormRv", args: "TPD", noCommand: "pm", positional: 1}),
+		"strace":           argvWrapper("strace", optSpec{flags: "cCdDfFhiqrtTvVwxyzZkn", args: "abeEIoOpPsSuUX", noCommand: "p"}),
+		"fakeroot":         argvWrapper("fakeroot", optSpec{flags: "uhv", args: "lsib", longArgs: " faked lib "}),
+		"firejail":         argvWrapper("firejail", optSpec{}),
+		"proxychains":      argvWrapper("proxychains", optSpec{flags: "q", args: "f"}),
+		"proxychains4":     argvWrapper("proxychains4", optSpec{flags: "q", args: "f"}),
+		"torsocks":         argvWrapper("torsocks", optSpec{flags: "idq", args: "upaP", long: " shell isolate quiet debug ", longArgs: " user pass address port "}),
+		"xvfb-run":         argvWrapper("xvfb-run", optSpec{flags: "ahl", args: "nsefwp", long: " auto-servernum help ", longArgs: " server-num server-args error-file auth-file wait xauth-protocol "}),
+		"dbus-run-session": argvWrapper("dbus-run-session", optSpec{long: " help version ", longArgs: " config-file dbus-daemon "}),
+		"ssh-agent":        argvWrapper("ssh-agent", optSpec{flags: "cDdks", args: "aEPt"}),
+		"valgrind":         argvWrapper("valgrind", optSpec{flags: "qv", long: " quiet verbose trace-children track-origins leak-check "}),
+		"catchsegv":        argvWrapper("catchsegv", optSpec{}),
+		"faketime":         argvWrapper("faketime", optSpec{flags: "m", args: "fp", positional: 1}),
+		"nsenter":          argvWrapper("nsenter", optSpec{flags: "amuinpUCTFZ", args: "tSG", optional: "rw", long: " all mount uts ipc net pid user cgroup time preserve-credentials no-fork follow-context ", longArgs: " target setuid setgid root wd ", chdir: true}),
+		"unshare":          argvWrapper("unshare", optSpec{flags: "muinpUCTfrcR", long: " mount uts ipc net pid user cgroup time fork map-root-user map-current-user mount-proc kill-child keep-caps ", longArgs: " propagation setgroups root wd map-user map-group map-users map-groups ", chdir: true}),
+		"setpriv":          argvWrapper("setpriv", optSpec{flags: "d", long: " dump no-new-privs clear-groups keep-groups init-groups reset-env ", longArgs: " reuid regid ruid rgid euid egid groups inh-caps ambient-caps bounding-set securebits pdeathsig selinux-label apparmor-profile landlock-access landlock-rule "}),
+		"runuser":          suWrapper("runuser"),
+		"su":               suWrapper("su"),
+		"flock":            flockWrapper,
+		"script":           scriptWrapper,
+		"sg":               sgWrapper,
+		"busybox":          busyboxWrapper,
+		"xargs":            xargsWrapper,
+		"find":             findWrapper,
+		"eval":             evalWrapper,
+		"trap":             trapWrapper,
+		"alias":            aliasWrapper,
+		"watch":            watchWrapper,
+		"npx":              npmExecWrapper,
+		"npm":              npmExecWrapper,
+		"uv":               subWrapper("run", optSpec{flags: "q", long: " no-sync locked frozen isolated no-project active no-dev all-extras all-packages no-editable offline quiet verbose ", longArgs: " with with-editable with-requirements python directory project env-file extra group package index index-url extra-index-url find-links config-file cache-dir no-group only-group ", chdir: true}),
+		"poetry":           subWrapper("run", optSpec{}),
+		"pipenv":           subWrapper("run", optSpec{}),
+		"pdm":              subWrapper("run", optSpec{}),
+		"rye":              subWrapper("run", optSpec{}),
+		"hatch":            subWrapper("run", optSpec{}),
+		"bundle":           subWrapper("exec", optSpec{}),
+		"conda":            subWrapper("run", condaOpts),
+		"mamba":            subWrapper("run", condaOpts),
+		"micromamba":       subWrapper("run", condaOpts),
+		"pnpm":             subWrapper("exec", optSpec{}),
+		"yarn":             subWrapper("exec", optSpec{}),
+		"direnv":           subWrapper("exec", optSpec{positional: 1, chdir: true}),
+		"mise":             miseWrapper,
+		"source":           sourceWrapper,
+		".":                sourceWrapper,
+	}
+	for _, sh := range shells {
+		handlers[sh] = shellWrapper
+	}
+}
+
+// runsOperand reports a program that runs its arguments as a command or
+// script: a wrapper, a shell, an interpreter.
+func runsOperand(base string) bool {
+	switch base {
+	case "find", "npx", "npm", "uv", "poetry", "pipenv", "pdm", "rye", "hatch", "bundle", "conda", "mamba",
+		"micromamba", "pnpm", "yarn", "direnv", "mise", "source", ".":
+		return base == "source" || base == "."
+	}
+	return handlers[base] != nil || interpreters[base]
+}
+
+// shells are the programs whose -c argument is a shell script.
+var shells = []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash"}
+
+var sudoOpts = optSpec{
+	flags:     "AbEeHiKklnPSsVv",
+	args:      "CDghpRrTtUu",
+	long:      " askpass background bell edit help login list non-interactive preserve-groups remove-timestamp reset-timestamp set-home shell stdin validate version preserve-env ",
+	longArgs:  " chdir chroot close-from command-timeout group host other-user prompt role type user ",
+	assigns:   true,
+	noCommand: "eKklVv",
+	chdir:     true,
+}
+
+var condaOpts = optSpec{flags: "v", args: "np", long: " no-capture-output live-stream ", longArgs: " name prefix cwd "}
+
+// call unwraps wrappers until it reaches the command that runs, and
+// records it.
+func (p *parser) call(c *call) {
+	for range 64 {
+		if len(c.words) == 0 {
+			p.record(c)
+			return
+		}
+		name := c.words[0]
+		if name.Dynamic {
+			p.record(c)
+			return
+		}
+		h := handlers[path.Base(name.Value)]
+		if h == nil {
+			p.record(c)
+			return
+		}
+		switch h(p, c) {
+		case plain:
+			p.record(c)
+			return
+		case done:
+			return
+		}
+	}
+	if c.dynamic == "" {
+		c.dynamic = "too many nested wrappers"
+	}
+	p.record(c)
+}
+
+// wrap moves c into the command at words[n:], after the wrapper's own
+// words words[:n].
+func (c *call) wrap(label string, n int) {
+	w := Wrapper{Name: label, Args: slices.Clone(c.words[:n])}
+	c.f.wrappers = append(slices.Clip(c.f.wrappers), w)
+	c.words = c.words[n:]
+}
+
+// optSpec describes a command's options, the getopt way.
+type optSpec struct {
+	flags      string // short options without an argument
+	args       string // short options with an argument
+	optional   string // short options with an optional, attached argument
+	long       string // long options without an argument, space separated and padded
+	longArgs   string // long options with an argument
+	numeric    bool   // -N options (nice -10)
+	assigns    bool   // NAME=value operands before the command (env, sudo)
+	noCommand  string // short options after which no command runs
+	positional int    // operands before the command (timeout's duration)
+	chdir      bool   // the wrapper may change directory (sudo -D, env -C)
+}
+
+// scanned is the result of reading options.
+type scanned struct {
+	end     int // index of the first operand
+	opts    map[string]Word
+	assigns []Assign
+	unknown string
+}
+
+func (sp optSpec) scan(words []Word, i int) scanned {
+	s := scanned{opts: map[string]Word{}}
+	for ; i < len(words); i++ {
+		w := words[i]
+		v := w.Value
+		if w.Dynamic {
+			if strings.HasPrefix(v, "-") {
+				s.unknown = v
+				continue
+			}
+			break
+		}
+		if v == "--" {
+			i++
+			break
+		}
+		if sp.assigns && isAssignment(v) {
+			name, val, _ := strings.Cut(v, "=")
+			s.assigns = append(s.assigns, Assign{Name: name, Value: Word{Value: val, Home: strings.HasPrefix(val, "~/") || val == "~"}})
+			continue
+		}
+		if !strings.HasPrefix(v, "-") || v == "-" {
+			break
+		}
+		if strings.HasPrefix(v, "--") {
+			name, val, eq := strings.Cut(v[2:], "=")
+			switch {
+			case strings.Contains(sp.longArgs, " "+name+" "):
+				if !eq && i+1 < len(words) {
+					i++
+					s.opts["--"+name] = words[i]
+				} else {
+					s.opts["--"+name] = Word{Value: val}
+				}
+			default:
+				if !strings.Contains(sp.long, " "+name+" ") && s.unknown == "" {
+					s.unknown = v
+				}
+				s.opts["--"+name] = Word{Value: val}
+			}
+			continue
+		}
+		for j := 1; j < len(v); j++ {
+			ch := v[j]
+			switch {
+			case strings.IndexByte(sp.args, ch) >= 0:
+				if j+1 < len(v) {
+					s.opts[string(ch)] = Word{Value: v[j+1:]}
+				} else if i+1 < len(words) {
+					i++
+					s.opts[string(ch)] = words[i]
+				}
+				j = len(v)
+			case strings.IndexByte(sp.optional, ch) >= 0:
+				s.opts[string(ch)] = Word{Value: v[j+1:]}
+				j = len(v)
+			case strings.IndexByte(sp.flags, ch) >= 0:
+				s.opts[string(ch)] = Word{}
+			case sp.numeric && ch >= '0' && ch <= '9':
+				j = len(v)
+			default:
+				if s.unknown == "" {
+					s.unknown = v
+				}
+				s.opts[string(ch)] = Word{}
+			}
+		}
+	}
+	s.end = i
+	return s
+}
+
+func isAssignment(v string) bool {
+	name, _, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// apply records what the options imply for the wrapped command.
+func (c *call) apply(name string, sp optSpec, s scanned) {
+	if s.unknown != "" && c.dynamic == "" {
+		c.dynamic = "unknown option " + s.unknown + " to " + name
+	}
+	c.assigns = append(c.assigns, s.assigns...)
+	if sp.chdir {
+		for _, k := range []string{"D", "C", "--chdir", "--directory", "--project", "R", "--chroot"} {
+			if _, ok := s.opts[k]; ok {
+				c.f.dirsUnknown = true
+			}
+		}
+		if name == "chroot" || name == "direnv" {
+			c.f.dirsUnknown = true
+		}
+	}
+}
+
+// argvWrapper handles a wrapper whose command is its first operand.
+func argvWrapper(name string, sp optSpec) handler {
+	return func(p *parser, c *call) unwrapped {
+		s := sp.scan(c.words, 1)
+		for _, ch := range sp.noCommand {
+			if _, ok := s.opts[string(ch)]; ok {
+				return plain
+			}
+		}
+		n := s.end + sp.positional
+		if n >= len(c.words) {
+			return plain
+		}
+		c.apply(name, sp, s)
+		c.wrap(name, n)
+		return inner
+	}
+}
+
+// subWrapper handles "tool SUB [options] command": uv run, bundle exec, ...
+func subWrapper(sub string, sp optSpec) handler {
+	return func(p *parser, c *call) unwrapped {
+		if len(c.words) < 3 || c.words[1].Dynamic || c.words[1].Value != sub {
+			return plain
+		}
+		name := path.Base(c.words[0].Value) + " " + sub
+		s := sp.scan(c.words, 2)
+		n := s.end + sp.positional
+		if n >= len(c.words) {
+			return plain
+		}
+		c.apply(path.Base(c.words[0].Value), sp, s)
+		c.wrap(name, n)
+		return inner
+	}
+}
+
+func envWrapper(p *parser, c *call) unwrapped {
+	sp := optSpec{
+		flags:    "0iv",
+		args:     "uCS",
+		long:     " ignore-environment null debug list-signal-handling block-signal default-signal ignore-signal ",
+		longArgs: " unset chdir split-string ",
+		assigns:  true,
+		chdir:    true,
+	}
+	s := sp.scan(c.words, 1)
+	// "-" alone is -i; assignments may follow it
+	for s.end < len(c.words) && !c.words[s.end].Dynamic && c.words[s.end].Value == "-" {
+		more := sp.scan(c.words, s.end+1)
+		more.assigns = append(s.assigns, more.assigns...)
+		for k, v := range s.opts {
+			more.opts[k] = v
+		}
+		if more.unknown == "" {
+			more.unknown = s.unknown
+		}
+		s = more
+	}
+	split, hasSplit := s.opts["S"]
+	if !hasSplit {
+		split, hasSplit = s.opts["--split-string"]
+	}
+	c.apply("env", sp, s)
+	if hasSplit {
+		// env -S splits a string into words with its own rules
+		var ws []Word
+		for _, f := range strings.Fields(split.guessed()) {
+			ws = append(ws, Word{Value: f})
+		}
+		c.wrap("env", s.end)
+		c.words = append(ws, c.words...)
+		if c.dynamic == "" {
+			c.dynamic = "env -S splits a string into a command"
+		}
+		return inner
+	}
+	if s.end >= len(c.words) {
+		return plain
+	}
+	c.wrap("env", s.end)
+	return inner
+}
+
+// suWrapper handles su and runuser: a -c script, or with runuser -u an
+// argument vector; without either they start an interactive shell.
+func suWrapper(name string) handler {
+	sp := optSpec{
+		flags:    "flmpP",
+		args:     "cgGswu",
+		long:     " login preserve-environment pty fast ",
+		longArgs: " command session-command group supp-group shell whitelist-environment user ",
+	}
+	return func(p *parser, c *call) unwrapped {
+		// su permutes its arguments: options may follow the user
+		opts := map[string]Word{}
+		for i := 1; i < len(c.words); {
+			s := sp.scan(c.words, i)
+			for k, v := range s.opts {
+				opts[k] = v
+			}
+			_, u := opts["u"]
+			_, user := opts["--user"]
+			if name == "runuser" && (u || user) {
+				c.apply(name, sp, s)
+				if s.end >= len(c.words) {
+					return plain
+				}
+				c.wrap(name, s.end)
+				return inner
+			}
+			i = s.end + 1 // the user, or "-"
+		}
+		for _, k := range []string{"c", "--command", "--session-command"} {
+			if w, ok := opts[k]; ok {
+				return p.nested(c, Wrapper{Name: name + " -c", Args: slices.Clone(c.words[:1])}, w, nil, true)
+			}
+		}
+		return plain
+	}
+}
+
+// shellWrapper handles bash -c 'script' and a shell reading a
+// here-document; bash FILE runs a file and is not a wrapper.
+func shellWrapper(p *parser, c *call) unwrapped {
+	w := c.words
+	base := path.Base(w[0].Value)
+	hasC, stdin := false, false
+	i := 1
+scan:
+	for ; i < len(w); i++ {
+		a := w[i]
+		v := a.Value
+		if a.Dynamic {
+			break scan // an operand: the script, or a script file
+		}
+		switch {
+		case v == "--" || v == "-":
+			i++
+			stdin = stdin || v == "-"
+			break scan
+		case v == "--rcfile" || v == "--init-file":
+			i++
+		case strings.HasPrefix(v, "--"):
+		case len(v) > 1 && (v[0] == '-' || v[0] == '+'):
+			for _, ch := range v[1:] {
+				switch ch {
+				case 'c':
+					hasC = true
+				case 's':
+					stdin = true
+				case 'o', 'O':
+					i++
+				}
+			}
+		default:
+			break scan
+		}
+	}
+	if i > len(w) {
+		i = len(w)
+	}
+	own, ops := w[:i], w[i:]
+	if hasC {
+		if len(ops) == 0 {
+			return plain
+		}
+		params := make([]string, 0, len(ops)-1)
+		for _, o := range ops[1:] {
+			params = append(params, o.guessed())
+		}
+		return p.nested(c, Wrapper{Name: base + " -c", Args: slices.Clone(own)}, ops[0], params, false)
+	}
+	if len(ops) > 0 && !stdin {
+		if !isStdinPath(ops[0]) {
+			return plain // runs a script file
+		}
+		ops = ops[1:]
+	}
+	if c.in != nil && c.in.doc != nil {
+		// the here-document is the script, not a redirection to judge
+		c.redirs = slices.DeleteFunc(slices.Clone(c.redirs), func(r Redirect) bool {
+			return (r.Fd == "" || r.Fd == "0") && (r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<")
+		})
+		params := []string{base}
+		for _, o := range ops {
+			params = append(params, o.guessed())
+		}
+		return p.nested(c, Wrapper{Name: base + " <<", Args: slices.Clone(own)}, *c.in.doc, params, false)
+	}
+	return plain
+}
+
+// isStdinPath reports a script path that is the standard input.
+func isStdinPath(w Word) bool {
+	return !w.Dynamic && (w.Value == "/dev/stdin" || w.Value == "/dev/fd/0" || w.Value == "/proc/self/fd/0")
+}
+
+// sourceWrapper handles source /dev/stdin <<'EOF' ... EOF.
+func sourceWrapper(p *parser, c *call) unwrapped {
+	if len(c.words) < 2 || !isStdinPath(c.words[1]) || c.in == nil || c.in.doc == nil {
+		return plain
+	}
+	c.redirs = slices.DeleteFunc(slices.Clone(c.redirs), func(r Redirect) bool {
+		return (r.Fd == "" || r.Fd == "0") && (r.Op == "<<" || r.Op == "<<-" || r.Op == "<<<")
+	})
+	return p.nested(c, Wrapper{Name: path.Base(c.words[0].Value) + " <<", Args: slices.Clone(c.words[:2])}, *c.in.doc, nil, false)
+}
+
+// nested walks a script string as the commands of the wrapper. keep
+// records the wrapper command itself too.
+func (p *parser) nested(c *call, w Wrapper, script Word, params []string, keep bool) unwrapped {
+	f := c.f
+	f.wrappers = append(slices.Clip(f.wrappers), w)
+	f.env = append(slices.Clip(f.env), c.assigns...)
+	f.params = params
+	if f.dynamic == "" {
+		f.dynamic = c.dynamic
+	}
+	if p.depth >= maxDepth {
+		if c.dynamic == "" {
+			c.dynamic = "script strings nested too deeply"
+		}
+		return plain
+	}
+	if script.Dynamic {
+		if c.dynamic == "" {
+			c.dynamic = w.Name + " runs text known only at run time: " + script.Value
+		}
+		p.record(c)
+		// what the text would be with unset variables, for deny rules only
+		f.dynamic = c.dynamic
+		p.walkString(script.Guess, f)
+		return done
+	}
+	if keep || len(c.redirs) > 0 {
+		rc := *c
+		if !keep {
+			rc.words = nil
+		}
+		p.record(&rc)
+	}
+	if err := p.walkString(script.Value, f); err != nil {
+		if c.dynamic == "" {
+			c.dynamic = w.Name + " script does not parse: " + err.Error()
+		}
+		rc := *c
+		rc.redirs = nil
+		p.record(&rc)
+	}
+	return done
+}
+
+// walkString parses and walks a nested script string.
+func (p *parser) walkString(src string, f frame) error {
+	p.depth++
+	oldParams := p.params
+	p.params = f.params
+	err := p.script(src, f)
+	p.params = oldParams
+	p.depth--
+	return err
+}
+
+func evalWrapper(p *parser, c *call) unwrapped {
+	if len(c.words) < 2 {
+		return plain
+	}
+	// plain words parse back into themselves: eval eval curl x is curl x
+	simple := !syntax.IsKeyword(c.words[1].Value)
+	for _, w := range c.words[1:] {
+		simple = simple && !w.Dynamic && w.Value != "" && strings.Trim(w.Value, plainChars) == ""
+	}
+	if simple {
+		c.wrap("eval", 1)
+		return inner
+	}
+	script := joinWords(c.words[1:])
+	return p.nested(c, Wrapper{Name: "eval", Args: slices.Clone(c.words[:1])}, script, nil, false)
+}
+
+// plainChars are the characters of a word that reads the same in any shell
+// context.
+const plainChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:,@+-"
+
+// joinWords joins words with spaces, as eval and watch do.
+func joinWords(ws []Word) Word {
+	var out Word
+	vals := make([]string, len(ws))
+	guesses := make([]string, len(ws))
+	for i, w := range ws {
+		vals[i] = w.Value
+		guesses[i] = w.guessed()
+		out.Dynamic = out.Dynamic || w.Dynamic
+	}
+	out.Value = strings.Join(vals, " ")
+	if out.Dynamic {
+		out.Guess = strings.Join(guesses, " ")
+	}
+	return out
+}
+
+// trapWrapper records trap and walks its action as a script that runs
+// later, from wherever the shell is then.
+func trapWrapper(p *parser, c *call) unwrapped {
+	i := 1
+	for i < len(c.words) && !c.words[i].Dynamic && strings.HasPrefix(c.words[i].Value, "-") && c.words[i].Value != "-" {
+		if c.words[i].Value == "--" {
+			i++
+			break
+		}
+		if c.words[i].Value == "-l" || c.words[i].Value == "-p" || c.words[i].Value == "-P" {
+			return plain
+		}
+		i++
+	}
+	ops := c.words[i:]
+	if len(ops) < 2 || !ops[0].Dynamic && (ops[0].Value == "" || ops[0].Value == "-") {
+		return plain
+	}
+	p.record(c)
+	inner := *c
+	inner.redirs = nil
+	inner.f.late = true
+	return p.nested(&inner, Wrapper{Name: "trap", Args: slices.Clone(c.words[:i])}, ops[0], nil, false)
+}
+
+// aliasWrapper records alias and walks each definition as a script that
+// may run later, in place of a command name.
+func aliasWrapper(p *parser, c *call) unwrapped {
+	p.record(c)
+	for _, w := range c.words[1:] {
+		_, def, ok := strings.Cut(w.Value, "=")
+		if !ok {
+			continue
+		}
+		body := w
+		body.Value = def
+		if w.Dynamic {
+			_, body.Guess, _ = strings.Cut(w.Guess, "=")
+		}
+		inner := *c
+		inner.redirs = nil
+		inner.f.late = true
+		if inner.dynamic == "" {
+			// an alias changes what later command names run
+			inner.dynamic = "defined by an alias"
+		}
+		p.nested(&inner, Wrapper{Name: "alias", Args: slices.Clone(c.words[:1])}, body, nil, false)
+	}
+	return done
+}
+
+func watchWrapper(p *parser, c *call) unwrapped {
+	sp := optSpec{
+		flags:    "bcCeftgprwx",
+		args:     "nq",
+		optional: "d",
+		long:     " beep color no-color errexit chgexit no-title precise no-rerun no-wrap exec follow differences ",
+		longArgs: " interval equexit ",
+	}
+	s := sp.scan(c.words, 1)
+	if s.end >= len(c.words) {
+		return plain
+	}
+	c.apply("watch", sp, s)
+	_, x := s.opts["x"]
+	_, exec := s.opts["--exec"]
+	if x || exec {
+		c.wrap("watch", s.end)
+		return inner
+	}
+	// watch runs its arguments joined by spaces with sh -c
+	script := joinWords(c.words[s.end:])
+	c.words = c.words[:s.end]
+	return p.nested(c, Wrapper{Name: "watch", Args: slices.Clone(c.words)}, script, nil, false)
+}
+
+func flockWrapper(p *parser, c *call) unwrapped {
+	sp := optSpec{
+		flags:    "sxeunoFv",
+		args:     "wEc",
+		long:     " shared exclusive unlock nonblock no-fork verbose close ",
+		longArgs: " timeout wait conflict-exit-code command ",
+	}
+	s := sp.scan(c.words, 1)
+	if s.end >= len(c.words) {
+		return plain
+	}
+	// flock FILE -c SCRIPT, flock FILE CMD..., or flock FD
+	rest := sp.scan(c.words, s.end+1)
+	for k, v := range rest.opts {
+		s.opts[k] = v
+	}
+	c.apply("flock", sp, s)
+	for _, k := range []string{"c", "--command"} {
+		if w, ok := s.opts[k]; ok {
+			return p.nested(c, Wrapper{Name: "flock -c", Args: slices.Clone(c.words[:s.end+1])}, w, nil, false)
+		}
+	}
+	if rest.end >= len(c.words) {
+		return plain
+	}
+	c.wrap("flock", rest.end)
+	return inner
+}
+
+func scriptWrapper(p *parser, c *call) unwrapped {
+	sp := optSpec{flags: "aefqk", args: "cEIOBTmo", optional: "t", long: " append return flush force quiet ", longArgs: " command echo log-in log-out log-io log-timing logging-format output-limit "}
+	s := sp.scan(c.words, 1)
+	for _, k := range []string{"c", "--command"} {
+		if w, ok := s.opts[k]; ok {
+			c.apply("script", sp, s)
+			return p.nested(c, Wrapper{Name: "script -c", Args: slices.Clone(c.words)}, w, nil, true)
+		}
+	}
+	return plain
+}
+
+// sgWrapper handles sg [-] GROUP [-c] COMMAND, where COMMAND is a script.
+func sgWrapper(p *parser, c *call) unwrapped {
+	i := 1
+	if i < len(c.words) && c.words[i].Value == "-" {
+		i++
+	}
+	i++ // the group
+	if i < len(c.words) && c.words[i].Value == "-c" {
+		i++
+	}
+	if i >= len(c.words) {
+		return plain
+	}
+	script := joinWords(c.words[i:])
+	c.words = c.words[:i]
+	return p.nested(c, Wrapper{Name: "sg", Args: slices.Clone(c.words)}, script, nil, false)
+}
+
+func busyboxWrapper(p *parser, c *call) unwrapped {
+	if len(c.words) < 2 || c.words[1].Dynamic || strings.HasPrefix(c.words[1].Value, "-") {
+		return plain
+	}
+	c.wrap("busybox", 1)
+	return inner
+}
+
+// miseWrapper handles mise exec|x [TOOL@VERSION...] -- COMMAND.
+func miseWrapper(p *parser, c *call) unwrapped {
+	if len(c.words) < 3 || c.words[1].Value != "exec" && c.words[1].Value != "x" {
+		return plain
+	}
+	for i := 2; i < len(c.words); i++ {
+		if !c.words[i].Dynamic && c.words[i].Value == "--" {
+			if i+1 >= len(c.words) {
+				return plain
+			}
+			c.wrap("mise exec", i+1)
+			return inner
+		}
+	}
+	if c.dynamic == "" {
+		c.dynamic = "mise exec without --"
+	}
+	return plain
+}
+
+// npmExecWrapper handles the script string of npx -c and npm exec -c; npx
+// PACKAGE runs a package and is not a wrapper.
+func npmExecWrapper(p *parser, c *call) unwrapped {
+	i := 1
+	if path.Base(c.words[0].Value) == "npm" {
+		if len(c.words) < 2 || c.words[1].Value != "exec" && c.words[1].Value != "x" {
+			return plain
+		}
+		i = 2
+	}
+	for ; i < len(c.words); i++ {
+		v := c.words[i].Value
+		if v == "--" {
+			return plain
+		}
+		if (v == "-c" || v == "--call") && i+1 < len(c.words) {
+			return p.nested(c, Wrapper{Name: path.Base(c.words[0].Value) + " -c", Args: slices.Clone(c.words[:i])}, c.words[i+1], nil, false)
+		}
+		if after, ok := strings.CutPrefix(v, "--call="); ok {
+			return p.nested(c, Wrapper{Name: path.Base(c.words[0].Value) + " -c", Args: slices.Clone(c.words[:i])}, Word{Value: after, Dynamic: c.words[i].Dynamic, Guess: strings.TrimPrefix(c.words[i].Guess, "--call=")}, nil, false)
+		}
+	}
+	return plain
+}
+
+var xargsOpts = optSpec{
+	flags:    "0oprtx",
+	args:     "adEILnPs",
+	optional: "eil",
+	long:     " null open-tty interactive no-run-if-empty verbose exit show-limits help version eof replace max-lines ",
+	longArgs: " arg-file delimiter max-args max-procs max-chars process-slot-var ",
+}
+
+// xargsWrapper handles xargs: its command gets more arguments from the
+// input, or with -I has its replacement string substituted.
+func xargsWrapper(p *parser, c *call) unwrapped {
+	s := xargsOpts.scan(c.words, 1)
+	repl := ""
+	if w, ok := s.opts["I"]; ok {
+		repl = w.Value
+	}
+	if w, ok := s.opts["i"]; ok {
+		repl = cmpOr(w.Value, "{}")
+	}
+	if w, ok := s.opts["--replace"]; ok {
+		repl = cmpOr(w.Value, "{}")
+	}
+	c.apply("xargs", xargsOpts, s)
+	c.wrap("xargs", s.end)
+	if len(c.words) == 0 {
+		c.words = []Word{{Value: "echo"}}
+	}
+	if repl == "" {
+		c.extra = true
+		return inner
+	}
+	c.words = slices.Clone(c.words)
+	for i, w := range c.words {
+		if strings.Contains(w.Value, repl) {
+			c.words[i] = Word{Value: w.Value, Dynamic: true, Guess: strings.ReplaceAll(w.guessed(), repl, "")}
+		}
+	}
+	return inner
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// findWrapper records find itself and each command of its -exec, -execdir,
+// -ok and -okdir actions; {} stands for a path under find's start path.
+func findWrapper(p *parser, c *call) unwrapped {
+	w := c.words
+	i := 1
+	for i < len(w) && !w[i].Dynamic {
+		v := w[i].Value
+		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
+			i++
+			continue
+		}
+		if v == "-D" {
+			i += 2
+			continue
+		}
+		break
+	}
+	var starts []Word
+	for ; i < len(w); i++ {
+		v := w[i].Value
+		if !w[i].Dynamic && (strings.HasPrefix(v, "-") || v == "(" || v == "!" || v == ",") {
+			break
+		}
+		starts = append(starts, w[i])
+	}
+	base := ""
+	switch {
+	case len(starts) == 0:
+		base = "."
+	case len(starts) == 1 && !starts[0].Dynamic:
+		base = starts[0].Value
+		if starts[0].Home {
+			base = "~" + strings.TrimPrefix(base, "~")
+		} else if strings.HasPrefix(base, "~") {
+			base = "./" + base
+		}
+	}
+	p.record(c)
+	for j := i; j < len(w); j++ {
+		action := w[j].Value
+		if w[j].Dynamic || action != "-exec" && action != "-execdir" && action != "-ok" && action != "-okdir" {
+			continue
+		}
+		k := j + 1
+		for ; k < len(w); k++ {
+			v := w[k].Value
+			if v == ";" || v == "+" && k > j+1 && w[k-1].Value == "{}" {
+				break
+			}
+		}
+		sub := &call{assigns: c.assigns, f: c.f, dynamic: c.dynamic}
+		for _, a := range w[j+1 : min(k, len(w))] {
+			switch {
+			case a.Value == "{}":
+				a = Word{Value: "{}", Dynamic: true, Base: base, Guess: "{}"}
+			case strings.Contains(a.Value, "{}"):
+				a = Word{Value: a.Value, Dynamic: true, Guess: strings.ReplaceAll(a.guessed(), "{}", "")}
+			}
+			sub.words = append(sub.words, a)
+		}
+		sub.f.wrappers = append(slices.Clip(c.f.wrappers), Wrapper{Name: "find " + action, Args: slices.Clone(w[:j+1])})
+		if action == "-execdir" || action == "-okdir" {
+			sub.f.dirsUnknown = true
+		}
+		if len(sub.words) > 0 {
+			p.call(sub)
+		}
+		j = k
+	}
+	return done
+}

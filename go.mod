@@ -3,6 +3,7 @@ module cordon.dev/cordon
 go 1.26.0
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/containerd/console v1.0.5
 	github.com/google/go-cmp v0.7.0
 	github.com/moby/profiles/seccomp v0.2.3
@@ -17,12 +18,12 @@ require (
 	golang.org/x/net v0.55.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
+	mvdan.cc/sh/v3 v3.12.0
 )
 
 require (
 	cyphar.com/go-pathrs v0.2.6 // indirect
 	github.com/aperturerobotics/protobuf-go-lite v0.14.0 // indirect
-	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/checkpoint-restore/go-criu/v8 v8.3.0 // indirect
 	github.com/cilium/ebpf v0.17.3 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
@@ -38,5 +39,4 @@ require (
 	github.com/vishvananda/netns v0.0.5 // indirect
 	golang.org/x/text v0.37.0 // indirect
 	golang.org/x/tools v0.44.0 // indirect
-	mvdan.cc/sh/v3 v3.12.0 // indirect
 )

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	libseccomp "github.com/seccomp/libseccomp-golang"
 )
 
 // Compile compiles p into the program runc's libcontainer (v1.5) would
@@ -22,10 +23,16 @@ import (
 // its native architecture, which libseccomp admits in every filter. The
 // caller sets no_new_privs (or holds CAP_SYS_ADMIN) before loading it.
 //
-// Compile refuses what a Program cannot carry: SCMP_ACT_NOTIFY, as a rule
-// or default action, and SECCOMP_FILTER_FLAG_NEW_LISTENER, since the
-// listener descriptor seccomp(2) would return needs plumbing to a
-// supervisor that cordon does not have yet; and
+// A profile with SCMP_ACT_NOTIFY rules compiles to a program with
+// SECCOMP_FILTER_FLAG_NEW_LISTENER in its flags, as libcontainer loads it:
+// seccomp(2) then returns the listener descriptor, which whoever loads the
+// program hands to the supervisor answering the notifications. Without a
+// listener the kernel fails a notifying system call with ENOSYS.
+//
+// Compile refuses what a Program cannot carry: SCMP_ACT_NOTIFY as the
+// default action (every system call the profile does not name would stop
+// for the supervisor); SECCOMP_FILTER_FLAG_NEW_LISTENER in the profile's
+// flags, which libcontainer refuses too (notify rules imply it); and
 // SECCOMP_FILTER_FLAG_TSYNC, which libcontainer ignores and which cannot
 // mean anything for a filter installed in one process just before execve.
 // These errors wrap errors.ErrUnsupported.
@@ -41,22 +48,31 @@ func loadable(p *specs.LinuxSeccomp) error {
 	if p == nil {
 		return nil // compile reports it
 	}
-	const noListener = "cordon has no seccomp notify listener"
 	if p.DefaultAction == specs.ActNotify {
-		return fmt.Errorf("default action %s: %s: %w", p.DefaultAction, noListener, errors.ErrUnsupported)
-	}
-	for i, call := range p.Syscalls {
-		if call.Action == specs.ActNotify {
-			return fmt.Errorf("syscalls[%d]: action %s: %s: %w", i, call.Action, noListener, errors.ErrUnsupported)
-		}
+		return fmt.Errorf("default action %s: every system call would wait for the supervisor: %w", p.DefaultAction, errors.ErrUnsupported)
 	}
 	for _, flag := range p.Flags {
 		switch flag {
 		case "SECCOMP_FILTER_FLAG_TSYNC":
 			return fmt.Errorf("flag %s: the filter is installed in a single-threaded process: %w", flag, errors.ErrUnsupported)
 		case "SECCOMP_FILTER_FLAG_NEW_LISTENER":
-			return fmt.Errorf("flag %s: %s: %w", flag, noListener, errors.ErrUnsupported)
+			return fmt.Errorf("flag %s: implied by SCMP_ACT_NOTIFY rules, not a flag of its own: %w", flag, errors.ErrUnsupported)
 		}
 	}
 	return nil
+}
+
+// NativeNumbers maps the native architecture's numbers of the named
+// system calls to their names; names libseccomp does not know there are
+// left out. A supervisor uses it to name the system calls it is notified
+// of (a cordon profile only admits the native architecture's).
+func NativeNumbers(names []string) map[int32]string {
+	out := make(map[int32]string, len(names))
+	for _, name := range names {
+		nr, err := libseccomp.GetSyscallFromName(name)
+		if err == nil && nr >= 0 {
+			out[int32(nr)] = name
+		}
+	}
+	return out
 }

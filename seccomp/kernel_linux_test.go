@@ -33,6 +33,7 @@ const (
 	envNoFilter   = "CORDON_SECCOMP_TEST_NOFILTER"   // "1": load no filter (control runs)
 	envExec       = "CORDON_SECCOMP_TEST_EXEC"       // program for the "exec" call
 	envLoader     = "CORDON_SECCOMP_TEST_LOADER"     // a key of loaders; empty means "libseccomp"
+	envNotify     = "CORDON_SECCOMP_TEST_NOTIFY"     // "refusals", "writes" or "reads": the Notify options
 )
 
 // loaders install a profile into the calling thread (at least) of the
@@ -147,10 +148,14 @@ func loadProfile() error {
 	if err := unix.Uname(&u); err != nil {
 		return err
 	}
+	notify := os.Getenv(envNotify)
 	p, err := Profile(Options{
 		Arch:            runtime.GOARCH,
 		KernelVersion:   unix.ByteSliceToString(u.Release[:]),
 		AllowSocketpair: os.Getenv(envSocketpair) == "1",
+		Notify:          notify != "",
+		NotifyWrites:    notify == "writes",
+		NotifyReads:     notify == "reads",
 	})
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 
@@ -48,7 +49,48 @@ type Options struct {
 	// runtimes need it: Node's child_process pipes and Python's asyncio are
 	// built on socketpair. socket(AF_UNIX) stays refused either way.
 	AllowSocketpair bool
+	// Notify makes the refusals cordon records (the refused system calls
+	// and AF_UNIX sockets) SCMP_ACT_NOTIFY: a supervisor on the host gets
+	// each one, records it and answers EPERM. Without a supervisor the
+	// kernel answers ENOSYS; everything else stays EPERM as before.
+	Notify bool
+	// NotifyWrites makes the system calls that change the file system
+	// by path (see Writes) SCMP_ACT_NOTIFY, so that a supervisor sees
+	// each one and records those the sandbox's mounts refuse. The
+	// supervisor lets every one of them continue: the kernel's mounts,
+	// not the supervisor, decide. A profile with NotifyWrites must only
+	// run with a supervisor: without one these calls fail with ENOSYS.
+	NotifyWrites bool
+	// NotifyReads makes every open(2)-like call notify as well, for a
+	// supervisor recording reads of hidden paths. It implies NotifyWrites.
+	NotifyReads bool
 }
+
+// Writes are the system calls NotifyWrites stops: those that change the
+// file system at a path, and open(2)-like calls whose flags ask for
+// writing, creating or truncating (reads pass untouched). System calls
+// working on an open descriptor are left out: the descriptor was opened
+// for writing, or the call fails on it for the reason it always would.
+var Writes = []string{
+	"creat", "openat2",
+	"mkdir", "mkdirat", "mknod", "mknodat", "rmdir", "unlink", "unlinkat",
+	"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
+	"truncate", "chmod", "fchmodat", "fchmodat2", "chown", "lchown", "fchownat",
+	"utime", "utimes", "futimesat", "utimensat",
+	"setxattr", "lsetxattr", "removexattr", "lremovexattr", "setxattrat", "removexattrat",
+}
+
+// openFlags are the system calls taking open(2) flags, by the index of
+// the flags argument. Their flags are the generic ones on every GOARCH in
+// platforms.
+var openFlags = map[string]uint{"open": 1, "openat": 2}
+
+// open(2) flags that make an open a write.
+const (
+	oAccmode = 0x3
+	oCreat   = 0x40
+	oTrunc   = 0x200
+)
 
 // platform is what the profile needs to know about one GOARCH.
 type platform struct {
@@ -220,7 +262,28 @@ func loadMobyDefault() (*moby.Seccomp, error) {
 // and replaces moby's rules for socket, socketpair and ioctl by
 // conditional ones (see Profile for why they are all allow rules).
 func tighten(p *specs.LinuxSeccomp, o Options) {
+	// Only what moby allows outright becomes a write to notify: the
+	// supervisor lets a notified call continue, which must never allow a
+	// call the profile refuses.
+	var writes, opens []string
+	if o.NotifyWrites || o.NotifyReads {
+		allowed := map[string]bool{}
+		for _, rule := range p.Syscalls {
+			if rule.Action == specs.ActAllow && len(rule.Args) == 0 {
+				for _, name := range rule.Names {
+					allowed[name] = true
+				}
+			}
+		}
+		writes = slices.DeleteFunc(slices.Clone(Writes), func(n string) bool { return !allowed[n] })
+		for _, name := range slices.Sorted(maps.Keys(openFlags)) {
+			if allowed[name] {
+				opens = append(opens, name)
+			}
+		}
+	}
 	drop := append(slices.Clone(refused), "socket", "socketpair", "ioctl")
+	drop = append(append(drop, writes...), opens...)
 	kept := p.Syscalls[:0]
 	for _, rule := range p.Syscalls {
 		rule.Names = slices.DeleteFunc(rule.Names, func(name string) bool {
@@ -247,6 +310,37 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 	}
 	for _, arg := range low32Except(1, []uint32{tiocsti, tioclinux}) {
 		p.Syscalls = append(p.Syscalls, allow("ioctl", arg))
+	}
+	if o.Notify {
+		// socketcall stays a plain refusal: it is of the 32-bit ABI the
+		// profile leaves out, and its arguments are behind a pointer.
+		names := slices.DeleteFunc(slices.Clone(refused), func(n string) bool { return n == "socketcall" })
+		p.Syscalls = append(p.Syscalls,
+			specs.LinuxSyscall{Names: names, Action: specs.ActNotify},
+			specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActNotify, Args: []specs.LinuxSeccompArg{maskedEqual(0, 0xffffffff, afUnix)}},
+		)
+	}
+	if o.NotifyReads {
+		p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: opens, Action: specs.ActNotify})
+		opens = nil
+	}
+	if o.NotifyWrites || o.NotifyReads {
+		// Every open is allowed or notified, never refused: the allow
+		// rule takes the flags with none of the write bits, the notify
+		// rules (one per condition, their union) the rest.
+		for _, name := range opens {
+			i := openFlags[name]
+			p.Syscalls = append(p.Syscalls, allow(name, maskedEqual(i, oAccmode|oCreat|oTrunc, 0)))
+			for _, cond := range []specs.LinuxSeccompArg{
+				maskedEqual(i, oAccmode, 1), maskedEqual(i, oAccmode, 2), maskedEqual(i, oAccmode, 3),
+				maskedEqual(i, oCreat, oCreat), maskedEqual(i, oTrunc, oTrunc),
+			} {
+				p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{name}, Action: specs.ActNotify, Args: []specs.LinuxSeccompArg{cond}})
+			}
+		}
+		if len(writes) > 0 {
+			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: writes, Action: specs.ActNotify})
+		}
 	}
 }
 
@@ -299,4 +393,12 @@ func low32Except(index uint, refused []uint32) []specs.LinuxSeccompArg {
 	}
 	walk(0, 0, 31, refused)
 	return out
+}
+
+// IsFileAccess reports whether name is one of the system calls
+// NotifyWrites and NotifyReads stop: a supervisor lets them continue, and
+// answers every other notification of a cordon profile with EPERM.
+func IsFileAccess(name string) bool {
+	_, open := openFlags[name]
+	return open || slices.Contains(Writes, name)
 }

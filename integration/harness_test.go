@@ -257,6 +257,9 @@ func (b *box) env(extra ...string) []string {
 		"PATH=" + sandboxPath,
 		"HOME=" + b.home,
 		"XDG_CACHE_HOME=" + b.c.cacheDir,
+		// Each box records its violations apart (root's would go to
+		// /var/lib/cordon).
+		"XDG_STATE_HOME=" + filepath.Join(b.dir, "state"),
 		"USER=" + b.c.username,
 		"LOGNAME=" + b.c.username,
 		"LC_ALL=C",

@@ -103,16 +103,13 @@ func GC(root string) ([]string, error) {
 
 // orphaned reports whether the sandbox id under root belongs to a cordon
 // process that is gone. A sandbox being created right now has no record
-// yet; it counts as orphaned only once its directory is old enough.
+// yet; without a readable one it counts as orphaned only once its
+// directory is old enough.
 func orphaned(root, id string) bool {
-	data, err := os.ReadFile(stateFile(root, id, metaFile))
+	m, err := readMeta(root, id)
 	if err != nil {
 		fi, err := os.Stat(filepath.Join(root, id))
 		return err == nil && time.Since(fi.ModTime()) > time.Minute
-	}
-	var m Meta
-	if json.Unmarshal(data, &m) != nil {
-		return true
 	}
 	return !alive(m.Owner, m.OwnerTime)
 }

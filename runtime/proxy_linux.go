@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -20,13 +19,12 @@ import (
 type bridge struct {
 	sock, child *os.File
 	proxy       *netproxy.Proxy
-	mu          sync.Mutex
-	refused     []netproxy.Decision
 }
 
 // newBridge prepares the unix socket the init hands the listeners over,
-// when the spec asks for the proxy.
-func newBridge(s *specs.Spec, cfg *netproxy.Config) (*bridge, error) {
+// when the spec asks for the proxy. The connections the proxy refuses
+// go to rec.
+func newBridge(s *specs.Spec, cfg *netproxy.Config, rec *recorder) (*bridge, error) {
 	if s.Annotations[spec.AnnotationProxy] == "" {
 		return nil, nil
 	}
@@ -41,12 +39,8 @@ func newBridge(s *specs.Spec, cfg *netproxy.Config) (*bridge, error) {
 	c := *cfg
 	user := c.OnDecision
 	c.OnDecision = func(d netproxy.Decision) {
-		if !d.Allowed {
-			b.mu.Lock()
-			if len(b.refused) < 100 {
-				b.refused = append(b.refused, d)
-			}
-			b.mu.Unlock()
+		if !d.Allowed && d.Reason != "" {
+			rec.add(networkViolation(d))
 		}
 		if user != nil {
 			user(d)
@@ -57,6 +51,15 @@ func newBridge(s *specs.Spec, cfg *netproxy.Config) (*bridge, error) {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	return b, nil
+}
+
+// networkViolation is a connection the proxy refused.
+func networkViolation(d netproxy.Decision) Violation {
+	v := Violation{Kind: KindNetwork, Host: d.Host, Port: d.Port, Reason: d.Rule}
+	if d.Reason == netproxy.ReasonAllowlist {
+		v.Hint = "allow with --allow-domain " + d.Host + " or sandbox.network.allowedDomains"
+	}
+	return v
 }
 
 // serve receives the listeners (the init sends them before it starts the
@@ -100,23 +103,6 @@ func (b *bridge) serve() error {
 		go func() { _ = b.proxy.Serve(ln) }()
 	}
 	return nil
-}
-
-// notes says what the proxy refused, one line per destination.
-func (b *bridge) notes() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	seen := map[string]bool{}
-	var out []string
-	for _, d := range b.refused {
-		key := fmt.Sprintf("%s:%d", d.Host, d.Port)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		out = append(out, fmt.Sprintf("blocked connection to %s (%s; allow with --allow-domain %s or sandbox.network.allowedDomains)", key, d.Rule, d.Host))
-	}
-	return out
 }
 
 func (b *bridge) close() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	goruntime "runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -117,7 +118,22 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	if o.Proxy != nil {
 		o.Proxy.Run = o.ID
 	}
-	br, err := newBridge(s, o.Proxy)
+	// What the sandbox refuses is recorded and noted once it is over
+	// (the deferred calls run last to first: the supervisor and the proxy
+	// stop, then the record is written).
+	rec := newRecorder(o.ID, strings.Join(o.Meta.Args, " "), o.Meta.Workspace, o.Ignore)
+	defer record(o, rec)
+	sv, err := newSupervisor(s, rec)
+	if err != nil {
+		lifeR.Close()
+		return 0, err
+	}
+	var svChild *os.File
+	if sv != nil {
+		defer sv.close()
+		svChild = sv.child
+	}
+	br, err := newBridge(s, o.Proxy, rec)
 	if err != nil {
 		lifeR.Close()
 		return 0, err
@@ -126,13 +142,6 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	if br != nil {
 		defer br.close()
 		brChild = br.child
-		defer func() {
-			if o.Notify != nil {
-				for _, n := range br.notes() {
-					o.Notify(n)
-				}
-			}
-		}()
 	}
 	// The init finds each at its fixed descriptor number (spec.Init*FD).
 	process.ExtraFiles, err = initFiles(map[int]*os.File{
@@ -140,6 +149,7 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 		spec.InitSeccompFD:  program,
 		spec.InitLandlockFD: rules,
 		spec.InitProxyFD:    brChild,
+		spec.InitNotifyFD:   svChild,
 	})
 	if err != nil {
 		lifeR.Close()
@@ -182,6 +192,15 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 		return 0, fmt.Errorf("start sandbox: %w", err)
 	}
 	lifeR.Close()
+	if sv != nil {
+		pid, err := process.Pid()
+		if err != nil {
+			_ = container.Signal(unix.SIGKILL)
+			_, _ = process.Wait()
+			return 0, fmt.Errorf("start sandbox: %w", err)
+		}
+		sv.start(pid)
+	}
 	if out != nil {
 		out.started()
 	}
@@ -237,6 +256,7 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 				return status, err
 			}
 			u := usage(container, w.state, time.Since(started))
+			rec.ended(status)
 			switch {
 			case timedOut:
 				status = 124
@@ -251,6 +271,27 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 			}
 			return status, nil
 		}
+	}
+}
+
+// record writes the run's violations to the store and notes them.
+func record(o Options, rec *recorder) {
+	vs, dropped := rec.violations()
+	if len(vs) == 0 {
+		return
+	}
+	dir := o.Store
+	if dir == "" {
+		dir = StoreDir()
+	}
+	if err := AppendViolations(dir, vs); err != nil {
+		note(o, fmt.Sprintf("could not record what the sandbox refused: %v", err))
+	}
+	rec.mu.Lock()
+	failed := rec.failed
+	rec.mu.Unlock()
+	for _, n := range notes(o.ID, vs, dropped, failed) {
+		note(o, n)
 	}
 }
 
@@ -394,7 +435,14 @@ func writeMeta(root, id string, m Meta) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(stateFile(root, id, metaFile), data, 0o600); err != nil {
+	// Whole or not at all: a concurrent GC must never read half of it.
+	path := stateFile(root, id, metaFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("record sandbox: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("record sandbox: %w", err)
 	}
 	return nil

@@ -9,9 +9,9 @@
  * namespace must be made between clone and execve, with a seccomp filter
  * installed in the child, which Go's os.StartProcess cannot do.
  *
- *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S] [--landlock-fd=L]
- *                       [--proxy-fd=P --proxy-ports=H,S] [--uid=U --gid=G]
- *                       -- COMMAND [ARGS...]
+ *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S [--notify-fd=F]]
+ *                       [--landlock-fd=L] [--proxy-fd=P --proxy-ports=H,S]
+ *                       [--uid=U --gid=G] -- COMMAND [ARGS...]
  *
  * It starts COMMAND in a process group of its own (the terminal's
  * foreground group when the sandbox has a terminal), with the caller's own
@@ -19,13 +19,16 @@
  * sandbox's user namespace maps only root, as libcontainer requires), under
  * the seccomp program read from S (a little-endian uint64 of filter flags,
  * then struct sock_filter[]; see spec.InitSeccompFD), which it then
- * installs in itself as well, and with the Landlock rules read from L
+ * installs in itself as well (without a listener), and with the Landlock rules read from L
  * (records "r", "w" or "l", NUL, path, NUL; see spec.InitLandlockFD) as far as
  * the kernel's Landlock ABI allows. With --proxy-fd it listens on
  * 127.0.0.1 at each of the ports inside the sandbox's network namespace and
  * hands the listening sockets to cordon over the unix socket P: cordon
  * serves its filtering proxy on them from the host, and no bridge process
- * runs in the sandbox. It
+ * runs in the sandbox. When the program notifies (SECCOMP_FILTER_FLAG_NEW_LISTENER
+ * in its flags), the command's filter comes with a listener, which goes to
+ * cordon over the unix socket F before COMMAND executes: cordon answers
+ * the notifications and records what the sandbox refused. It
  * passes on every signal it receives to that group, reaps orphans, and ends
  * every process of the sandbox when COMMAND exits or when cordon on the
  * host goes away (the lifeline descriptor N reaches end of file, or the
@@ -68,7 +71,7 @@ static void fail(const char *what, int err)
 #define MAX_PROXY_PORTS 4
 
 struct options {
-	int parent_fd, seccomp_fd, landlock_fd, proxy_fd;
+	int parent_fd, seccomp_fd, landlock_fd, proxy_fd, notify_fd;
 	int proxy_ports[MAX_PROXY_PORTS], nproxy;
 	long uid, gid;
 	char **argv;
@@ -167,9 +170,28 @@ static int read_program(int fd, struct program *p)
 	return 0;
 }
 
-static int install(const struct program *p)
+/* install loads p with the given flags; with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER it returns the listener. */
+static int install(const struct program *p, unsigned long flags)
 {
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p->flags, &p->prog);
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &p->prog);
+}
+
+/* send_fd passes fd over the unix socket sock. */
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'N';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -1 : 0;
 }
 
 /* A failure report from the child before its command runs. */
@@ -465,8 +487,20 @@ static void child(const struct options *o, const struct program *prog, const str
 	}
 	/* Last, as it forbids much of the above (new user namespaces
 	 * first of all). */
-	if (prog && install(prog) < 0)
-		report_and_exit(report_fd, "seccomp");
+	if (prog) {
+		int listener = install(prog, prog->flags);
+		if (listener < 0)
+			report_and_exit(report_fd, errno == EBUSY ? "seccomp (a filter with a listener is already in place)" : "seccomp");
+		if (prog->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) {
+			/* The command must never hold its own listener: it could
+			 * answer for cordon. */
+			if (send_fd(o->notify_fd, listener) < 0)
+				report_and_exit(report_fd, "hand the seccomp listener to cordon");
+			close(listener);
+		}
+	}
+	if (o->notify_fd >= 0)
+		close(o->notify_fd);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	sigemptyset(&none);
@@ -522,7 +556,7 @@ static int parse(int argc, char **argv, struct options *o)
 {
 	int i;
 
-	o->parent_fd = o->seccomp_fd = o->landlock_fd = o->proxy_fd = -1;
+	o->parent_fd = o->seccomp_fd = o->landlock_fd = o->proxy_fd = o->notify_fd = -1;
 	o->nproxy = 0;
 	o->uid = o->gid = -1;
 	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -557,6 +591,8 @@ static int parse(int argc, char **argv, struct options *o)
 			o->landlock_fd = n;
 		else if (strncmp(argv[i], "--proxy-fd=", 11) == 0)
 			o->proxy_fd = n;
+		else if (strncmp(argv[i], "--notify-fd=", 12) == 0)
+			o->notify_fd = n;
 		else if (strncmp(argv[i], "--uid=", 6) == 0)
 			o->uid = n;
 		else if (strncmp(argv[i], "--gid=", 6) == 0)
@@ -570,6 +606,10 @@ static int parse(int argc, char **argv, struct options *o)
 	}
 	if ((o->proxy_fd < 0) != (o->nproxy == 0)) {
 		fprintf(stderr, "cordon: %s: --proxy-fd and --proxy-ports go together\n", INIT_COMMAND);
+		return -1;
+	}
+	if (o->notify_fd >= 0 && o->seccomp_fd < 0) {
+		fprintf(stderr, "cordon: %s: --notify-fd needs --seccomp-fd\n", INIT_COMMAND);
 		return -1;
 	}
 	if ((o->uid < 0) != (o->gid < 0)) {
@@ -616,6 +656,10 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		}
 		close(o.seccomp_fd);
 		progp = &prog;
+		if ((prog.flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) && o.notify_fd < 0) {
+			fprintf(stderr, "cordon: %s: the seccomp program notifies and there is no --notify-fd\n", INIT_COMMAND);
+			return 125;
+		}
 		/* The kernel takes a filter (and a Landlock domain) from a
 		 * process without privilege only with no_new_privs, which the
 		 * spec sets. */
@@ -666,6 +710,8 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		return 125;
 	}
 	close(report[1]);
+	if (o.notify_fd >= 0)
+		close(o.notify_fd);
 	/* The capability that made the command's namespace is not needed
 	 * any more. */
 	if (drop_capabilities() < 0) {
@@ -692,8 +738,10 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		fail(r.what, r.err);
 		return 125;
 	}
-	/* The init is as confined as the command from now on. */
-	if (progp && install(progp) < 0) {
+	/* The init is as confined as the command from now on (its
+	 * notifying system calls, none of which it makes, would fail
+	 * with ENOSYS). */
+	if (progp && install(progp, progp->flags & ~(unsigned long)SECCOMP_FILTER_FLAG_NEW_LISTENER) < 0) {
 		fail("seccomp", errno);
 		kill_all(pid);
 		return 125;

@@ -59,6 +59,11 @@ type Options struct {
 	OutputLimit int64
 	// Stats, when set, receives the run's resource usage.
 	Stats func(Usage)
+	// Store is the directory the run's violations are recorded in
+	// (StoreDir by default).
+	Store string
+	// Ignore silences violations: they are neither recorded nor noted.
+	Ignore Ignore
 }
 
 // Usage is what a run used, from the sandbox's cgroup where it has one,

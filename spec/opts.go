@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -194,10 +195,23 @@ func WithProcMasks() Opt {
 	}
 }
 
-// WithSeccomp sets the seccomp profile.
+// WithSeccomp sets the seccomp profile. A profile with notify rules gets
+// the init the descriptor on which it hands the runtime the listener (see
+// InitNotifyFD).
 func WithSeccomp(profile *specs.LinuxSeccomp) Opt {
 	return func(s *specs.Spec) error {
 		s.Linux.Seccomp = profile
+		if profile == nil || !slices.ContainsFunc(profile.Syscalls, func(c specs.LinuxSyscall) bool { return c.Action == specs.ActNotify }) {
+			return nil
+		}
+		if s.Process == nil {
+			return fmt.Errorf("%w: a notifying seccomp profile needs the process set first", ErrInvalid)
+		}
+		i := slices.Index(s.Process.Args, "--")
+		if i < 0 || !slices.Contains(s.Process.Args[:i], fmt.Sprintf("--seccomp-fd=%d", InitSeccompFD)) {
+			return fmt.Errorf("%w: a notifying seccomp profile needs cordon's init to install it", ErrInvalid)
+		}
+		s.Process.Args = slices.Insert(s.Process.Args, i, fmt.Sprintf("--notify-fd=%d", InitNotifyFD))
 		return nil
 	}
 }

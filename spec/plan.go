@@ -283,9 +283,21 @@ func below(p, dir string) bool {
 
 // seccompProfile is the agent profile, for the machine; none where the
 // probe found no seccomp (a degraded sandbox; the caller has said so).
-func seccompProfile(p *policy.Policy, pr probe.Result) (*specs.LinuxSeccomp, error) {
-	if !pr.ProbedAt.IsZero() && !pr.Seccomp.Available {
+// Where the kernel has user notification (and cordon does not already run
+// under a filter with a listener, which would make a second one fail), the
+// refusals cordon records notify the runtime, and so do the file accesses
+// rec asks for.
+func seccompProfile(p *policy.Policy, rec Record, pr probe.Result) (*specs.LinuxSeccomp, error) {
+	probed := !pr.ProbedAt.IsZero()
+	if probed && !pr.Seccomp.Available {
 		return nil, nil
 	}
-	return seccomp.Profile(seccomp.Options{Arch: pr.Arch, KernelVersion: pr.Kernel, AllowSocketpair: p.Sandbox.AllowSocketpair})
+	notify := !probed || pr.Seccomp.UserNotify
+	if !notify && (rec.Writes || rec.Reads) {
+		return nil, fmt.Errorf("%w: recording file accesses needs seccomp user notification, which this machine does not have (see cordon doctor)", ErrInvalid)
+	}
+	return seccomp.Profile(seccomp.Options{
+		Arch: pr.Arch, KernelVersion: pr.Kernel, AllowSocketpair: p.Sandbox.AllowSocketpair,
+		Notify: notify, NotifyWrites: rec.Writes || rec.Reads, NotifyReads: rec.Reads,
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -213,6 +214,72 @@ func TestCompileErrors(t *testing.T) {
 	}
 }
 
+// TestSeccompNotify checks when the profile notifies the runtime, and
+// that the init gets the descriptor for the listener exactly then.
+func TestSeccompNotify(t *testing.T) {
+	probed := func(notify bool) probe.Result {
+		pr := amd64
+		pr.ProbedAt = time.Unix(1, 0)
+		pr.Seccomp = probe.Seccomp{Feature: probe.Feature{Available: true}, UserNotify: notify}
+		return pr
+	}
+	tests := []struct {
+		name   string
+		probe  probe.Result
+		record Record
+		// notified are system calls with a notify rule, quiet ones
+		// without; err is set when the request cannot be compiled.
+		notified, quiet []string
+		err             bool
+	}{
+		{"unprobed", amd64, Record{}, []string{"mount", "socket", "ptrace"}, []string{"openat", "mkdir", "unlink"}, false},
+		{"user notification", probed(true), Record{}, []string{"mount", "socket", "unshare"}, []string{"openat", "mkdir", "read"}, false},
+		{"no user notification", probed(false), Record{}, nil, []string{"mount", "socket", "openat"}, false},
+		{"record writes", probed(true), Record{Writes: true}, []string{"mount", "openat", "mkdir", "unlinkat", "renameat2", "utimensat"}, []string{"read", "stat", "execve"}, false},
+		{"record reads", probed(true), Record{Reads: true}, []string{"openat", "open", "mkdirat"}, []string{"read", "execve"}, false},
+		{"record writes without notification", probed(false), Record{Writes: true}, nil, nil, true},
+		{"record reads without notification", probed(false), Record{Reads: true}, nil, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request("true")
+			req.Record = tc.record
+			s, err := Compile(defaultPolicy(t, "/home/u/ws", "/home/u"), req, tc.probe)
+			if tc.err {
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("Compile error = %v, want ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			notifying := map[string]bool{}
+			for _, rule := range s.Linux.Seccomp.Syscalls {
+				if rule.Action == specs.ActNotify {
+					for _, n := range rule.Names {
+						notifying[n] = true
+					}
+				}
+			}
+			for _, n := range tc.notified {
+				if !notifying[n] {
+					t.Errorf("%s does not notify", n)
+				}
+			}
+			for _, n := range tc.quiet {
+				if notifying[n] {
+					t.Errorf("%s notifies", n)
+				}
+			}
+			hasFD := slices.Contains(s.Process.Args, "--notify-fd=7")
+			if hasFD != (len(notifying) > 0) {
+				t.Errorf("--notify-fd given: %v, notify rules: %d", hasFD, len(notifying))
+			}
+		})
+	}
+}
+
 // TestCompileInvariants checks what every sandbox must have, whatever the
 // request: the properties a reviewer would check first.
 func TestCompileInvariants(t *testing.T) {
@@ -256,7 +323,7 @@ func TestCompileInvariants(t *testing.T) {
 		if uid != 0 {
 			wantArgs = append(wantArgs, "--uid=1000", "--gid=1000")
 		}
-		wantArgs = append(wantArgs, "--landlock-fd=5", "--", "sh", "-c", "true")
+		wantArgs = append(wantArgs, "--landlock-fd=5", "--notify-fd=7", "--", "sh", "-c", "true")
 		if diff := cmp.Diff(wantArgs, s.Process.Args); diff != "" {
 			t.Errorf("args (-want +got):\n%s", diff)
 		}

@@ -42,6 +42,7 @@ func newApp() *cli.Command {
 			specCommand(),
 			listCommand(),
 			gcCommand(),
+			violationsCommand(),
 			doctorCommand(),
 			configCommand(),
 			trustCommand(),

@@ -44,6 +44,7 @@ func runCommand() *cli.Command {
 				Proxy:       proxyConfig(sb.policy),
 				Timeout:     sb.policy.Limits.Timeout,
 				OutputLimit: sb.policy.Limits.OutputLimit,
+				Ignore:      runtime.Ignore(sb.policy.Sandbox.IgnoreViolations),
 				Stats: func(u runtime.Usage) {
 					if cmd.Bool("stats") {
 						fmt.Fprintf(stderr, "cordon: %s\n", u)

@@ -49,6 +49,8 @@ func policyFlags() []cli.Flag {
 func sandboxFlags() []cli.Flag {
 	return append(policyFlags(),
 		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the command a terminal of its own (default: when stdin and stdout are terminals)"},
+		&cli.BoolFlag{Name: "record-writes", Usage: "also record the writes the sandbox refuses (each write then costs some 10-20µs)"},
+		&cli.BoolFlag{Name: "record-reads", Usage: "also record opens of hidden paths, and the refused writes (every open then costs some 10-20µs)"},
 	)
 }
 
@@ -120,13 +122,14 @@ func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
 		return nil, err
 	}
 	req := spec.Request{
-		ID:   runtime.NewID(),
-		Args: args,
-		Cwd:  cwd,
-		Env:  os.Environ(),
-		UID:  uint32(os.Getuid()),
-		GID:  uint32(os.Getgid()),
-		Host: host,
+		ID:     runtime.NewID(),
+		Args:   args,
+		Cwd:    cwd,
+		Env:    os.Environ(),
+		UID:    uint32(os.Getuid()),
+		GID:    uint32(os.Getgid()),
+		Host:   host,
+		Record: spec.Record{Writes: cmd.Bool("record-writes"), Reads: cmd.Bool("record-reads")},
 	}
 	req.Terminal = term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
 	if cmd.IsSet("tty") {

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Time
+		err  bool
+	}{
+		{"90m", now.Add(-90 * time.Minute), false},
+		{"2h", now.Add(-2 * time.Hour), false},
+		{"7d", now.AddDate(0, 0, -7), false},
+		{"0s", now, false},
+		{"2026-11-20T08:30:00Z", time.Date(2026, 11, 20, 8, 30, 0, 0, time.UTC), false},
+		{"2026-11-20", time.Date(2026, 11, 20, 0, 0, 0, 0, time.Local), false},
+		{"-2h", time.Time{}, true},
+		{"yesterday", time.Time{}, true},
+		{"d", time.Time{}, true},
+		{"", time.Time{}, true},
+	}
+	for _, tc := range tests {
+		got, err := parseSince(tc.in, now)
+		if (err != nil) != tc.err || !got.Equal(tc.want) {
+			t.Errorf("parseSince(%q) = %v, %v; want %v (error: %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}

@@ -14,6 +14,11 @@ command -v git >/dev/null 2>&1 || need="$need git"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 command -v ps >/dev/null 2>&1 || need="$need procps"
 command -v unshare >/dev/null 2>&1 || need="$need util-linux"
+# The network tests: a veth pair into a namespace of servers, real clients.
+command -v ip >/dev/null 2>&1 || need="$need iproute2"
+command -v curl >/dev/null 2>&1 || need="$need curl"
+command -v ssh >/dev/null 2>&1 || need="$need openssh-client"
+[ -x /usr/sbin/sshd ] || need="$need openssh-server"
 [ -z "$need" ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then

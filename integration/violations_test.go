@@ -100,7 +100,7 @@ func TestViolations(t *testing.T) {
 				t.Errorf("unshare recorded as %+v (%v)", u, ok)
 			}
 		})
-		t.Run("unix sockets noted when the command fails", func(t *testing.T) {
+		t.Run("unix sockets recorded, not noted", func(t *testing.T) {
 			t.Parallel()
 			requires(t, needTool("python3"))
 			b := newBox(t, c)
@@ -110,18 +110,18 @@ func TestViolations(t *testing.T) {
 				t.Errorf("a command that copes with the refusal gets no note:\n%s", r)
 			}
 			r = b.run("python3", "-c", fmt.Sprintf(try, 3))
-			want := []string{"cordon: blocked socket(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC, 0) by python3 (unix sockets reach outside the sandbox: the Docker socket, ssh-agent, D-Bus)"}
-			if r.code != 3 || notesDiff(want, noteLines(r.stderr)) != "" {
-				t.Errorf("a failed command gets the note %q:\n%s", want, r)
+			if r.code != 3 || len(noteLines(r.stderr)) != 0 {
+				t.Errorf("nor does a failed one:\n%s", r)
 			}
 			n := 0
 			for _, v := range b.violations() {
-				if v.Kind == "socket" && slices.Contains(v.Args, "AF_UNIX") {
+				if v.Kind == "socket" && v.Syscall == "socket" && slices.Equal(v.Args, []string{"AF_UNIX", "SOCK_STREAM|SOCK_CLOEXEC", "0"}) &&
+					strings.Contains(v.Command, "python3") {
 					n++
 				}
 			}
 			if n != 2 {
-				t.Errorf("%d socket records, want one per run", n)
+				t.Errorf("%d socket records of python3, want one per run", n)
 			}
 		})
 		t.Run("writes not recorded unless asked", func(t *testing.T) {

@@ -14,9 +14,13 @@ import (
 )
 
 // StateRoot returns the directory where cordon keeps the state of live
-// sandboxes for the calling user: /run/cordon for root,
-// $XDG_RUNTIME_DIR/cordon or /tmp/cordon-UID for everyone else.
+// sandboxes for the calling user: $CORDON_STATE_ROOT when set (absolute),
+// otherwise /run/cordon for root, $XDG_RUNTIME_DIR/cordon or
+// /tmp/cordon-UID for everyone else.
 func StateRoot() string {
+	if d := os.Getenv("CORDON_STATE_ROOT"); filepath.IsAbs(d) {
+		return filepath.Clean(d)
+	}
 	if os.Geteuid() == 0 {
 		return "/run/cordon"
 	}
@@ -85,11 +89,21 @@ func ensureStateDir(root string) error {
 	return nil
 }
 
-// ensureRootfs creates the sandbox's root: libcontainer creates the
-// mountpoints in it, cordon copies the host's top-level symlinks (/bin ->
+// ensureRootfs creates the sandbox's root, shared by every sandbox of the
+// state directory: the mountpoints of the host's top-level directories
+// and files and of cordon's own binary, made here once rather than by
+// libcontainer in each run (concurrent runs would race to create a file
+// mountpoint), and copies of the host's top-level symlinks (/bin ->
 // usr/bin) so the view inside matches the host.
 func ensureRootfs(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("sandbox root: %w", err)
+	}
+	initDir := filepath.Join(dir, filepath.Dir(spec.InitPath))
+	if err := os.Mkdir(initDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("sandbox root: %w", err)
+	}
+	if err := ensureFile(filepath.Join(dir, spec.InitPath)); err != nil {
 		return fmt.Errorf("sandbox root: %w", err)
 	}
 	entries, err := os.ReadDir("/")
@@ -97,7 +111,18 @@ func ensureRootfs(dir string) error {
 		return fmt.Errorf("read host root: %w", err)
 	}
 	for _, e := range entries {
-		if e.Type()&fs.ModeSymlink == 0 {
+		switch {
+		case e.IsDir():
+			if err := os.Mkdir(filepath.Join(dir, e.Name()), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("sandbox root: %w", err)
+			}
+			continue
+		case e.Type().IsRegular():
+			if err := ensureFile(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("sandbox root: %w", err)
+			}
+			continue
+		case e.Type()&fs.ModeSymlink == 0:
 			continue
 		}
 		target, err := os.Readlink("/" + e.Name())
@@ -115,6 +140,18 @@ func ensureRootfs(dir string) error {
 		}
 	}
 	return nil
+}
+
+// ensureFile creates an empty file at path unless one is there.
+func ensureFile(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 func ensureMaskFile(path string) error {

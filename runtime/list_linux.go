@@ -3,10 +3,13 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
@@ -88,6 +91,10 @@ func GC(root string) ([]string, error) {
 				_ = c.Signal(unix.SIGKILL)
 			}
 			destroy(c)
+		} else {
+			// Killed before libcontainer saved its state: its cgroups,
+			// if it got as far, are found by their name.
+			removeRunCgroups(id)
 		}
 		if m, err := readMeta(root, id); err == nil && m.Scrub != "" {
 			scrub(&specs.Spec{Annotations: map[string]string{spec.AnnotationScrub: m.Scrub}}, id, m.Created)
@@ -97,15 +104,98 @@ func GC(root string) ([]string, error) {
 		if err := os.RemoveAll(filepath.Join(root, id)); err == nil {
 			removed = append(removed, id)
 		}
+		os.Remove(lockFile(root, id))
 	}
+	// Locks of runs killed before they made their state directory.
+	locks, _ := filepath.Glob(filepath.Join(root, "run-*.lock"))
+	for _, l := range locks {
+		id := strings.TrimSuffix(filepath.Base(l), ".lock")
+		if _, err := os.Stat(filepath.Join(root, id)); err != nil && runLocked(root, id) == lockFree {
+			os.Remove(l)
+		}
+	}
+	sweepCgroups(root)
+	sweepTemp(filepath.Join(root, "seccomp"))
 	return removed, nil
 }
 
+// runCgroups are the cgroups of the run id in every hierarchy, as root
+// makes them (spec.WithCgroupsPath).
+func runCgroups(id string) []string {
+	var out []string
+	for _, g := range []string{"/sys/fs/cgroup/*/cordon/" + id, "/sys/fs/cgroup/cordon/" + id} {
+		ds, _ := filepath.Glob(g)
+		out = append(out, ds...)
+	}
+	return out
+}
+
+// removeRunCgroups removes the cgroups of an orphaned run, ending what
+// still runs in them.
+func removeRunCgroups(id string) {
+	if os.Geteuid() != 0 || !strings.HasPrefix(id, "run-") {
+		return
+	}
+	for _, d := range runCgroups(id) {
+		for range 100 {
+			if err := unix.Rmdir(d); err == nil || errors.Is(err, unix.ENOENT) {
+				break
+			}
+			data, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+			for _, f := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+					_ = unix.Kill(pid, unix.SIGKILL)
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// sweepCgroups removes the empty cgroups of runs of root that have no
+// state any more: a cordon killed after libcontainer made the cgroup and
+// before it saved its state leaves one that nothing else would find. Only
+// empty ones (rmdir refuses the rest; their processes end with the
+// lifeline and a later GC removes them), and only once they are old
+// enough not to be a run being created under another state directory.
+func sweepCgroups(root string) {
+	if os.Geteuid() != 0 {
+		return // a rootless sandbox's cgroup, if any, goes with the run
+	}
+	for _, d := range runCgroups("run-*") {
+		id := filepath.Base(d)
+		if _, err := os.Stat(filepath.Join(root, id)); err == nil {
+			continue
+		}
+		if fi, err := os.Stat(d); err != nil || time.Since(fi.ModTime()) < 10*time.Second {
+			continue
+		}
+		_ = unix.Rmdir(d)
+	}
+}
+
+// sweepTemp removes temporary files a killed cordon left in dir.
+func sweepTemp(dir string) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	for _, t := range tmps {
+		if fi, err := os.Lstat(t); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			os.Remove(t)
+		}
+	}
+}
+
 // orphaned reports whether the sandbox id under root belongs to a cordon
-// process that is gone. A sandbox being created right now has no record
-// yet; without a readable one it counts as orphaned only once its
-// directory is old enough.
+// process that is gone: its run lock is free. Without a lock file (a
+// cordon killed before it made one) the record says; a sandbox being
+// created right now has no record yet, and without a readable one it
+// counts as orphaned only once its directory is old enough.
 func orphaned(root, id string) bool {
+	switch runLocked(root, id) {
+	case lockHeld:
+		return false
+	case lockFree:
+		return true
+	}
 	m, err := readMeta(root, id)
 	if err != nil {
 		fi, err := os.Stat(filepath.Join(root, id))
@@ -121,4 +211,50 @@ func readMeta(root, id string) (Meta, error) {
 		return m, err
 	}
 	return m, json.Unmarshal(data, &m)
+}
+
+// lockFile is the run lock of the sandbox id: a file next to its state
+// directory that the cordon running it holds a flock on.
+func lockFile(root, id string) string { return filepath.Join(root, id+".lock") }
+
+// lockRun takes the run lock of id, for the length of the run.
+func lockRun(root, id string) (unlock func(), err error) {
+	if err := os.MkdirAll(root, 0o711); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	path := lockFile(root, id)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("state directory: lock %s: %w", path, err)
+	}
+	return func() {
+		os.Remove(path)
+		f.Close()
+	}, nil
+}
+
+type lockState int
+
+const (
+	lockMissing lockState = iota // no lock file
+	lockHeld                     // its cordon runs
+	lockFree                     // its cordon is gone
+)
+
+// runLocked tells whether the run lock of id is held.
+func runLocked(root, id string) lockState {
+	f, err := os.OpenFile(lockFile(root, id), os.O_RDWR, 0)
+	if err != nil {
+		return lockMissing
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return lockHeld
+	}
+	return lockFree
 }

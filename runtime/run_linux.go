@@ -79,6 +79,13 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	}
 
 	tr.mark("config")
+	// Held for the whole run: the moment cordon is gone, even by SIGKILL,
+	// GC knows the run is an orphan.
+	unlock, err := lockRun(o.Root, o.ID)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	container, err := libcontainer.Create(o.Root, o.ID, config)
 	tr.mark("created")
 	if err != nil {
@@ -219,6 +226,9 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 			return 0, err
 		}
 	}
+	if o.Started != nil {
+		o.Started()
+	}
 
 	waited := make(chan waitResult, 1)
 	go func() {
@@ -256,7 +266,6 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 				return status, err
 			}
 			u := usage(container, w.state, time.Since(started))
-			rec.ended(status)
 			switch {
 			case timedOut:
 				status = 124
@@ -287,10 +296,7 @@ func record(o Options, rec *recorder) {
 	if err := AppendViolations(dir, vs); err != nil {
 		note(o, fmt.Sprintf("could not record what the sandbox refused: %v", err))
 	}
-	rec.mu.Lock()
-	failed := rec.failed
-	rec.mu.Unlock()
-	for _, n := range notes(o.ID, vs, dropped, failed) {
+	for _, n := range notes(o.ID, vs, dropped) {
 		note(o, n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 
 	"cordon.dev/cordon/seccomp"
 )
@@ -41,6 +42,12 @@ func seccompProgram(root string, p *specs.LinuxSeccomp) (*os.File, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("seccomp cache: %w", err)
 	}
+	if err := writeNew(dir, path, data); err == nil || !errors.Is(err, errors.ErrUnsupported) {
+		if err != nil {
+			return nil, fmt.Errorf("seccomp cache: %w", err)
+		}
+		return os.Open(path)
+	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("seccomp cache: %w", err)
@@ -58,6 +65,31 @@ func seccompProgram(root string, p *specs.LinuxSeccomp) (*os.File, error) {
 		return nil, fmt.Errorf("seccomp cache: %w", err)
 	}
 	return os.Open(path)
+}
+
+// writeNew writes data to path in dir, all at once or not at all: an
+// unnamed file (O_TMPFILE) is written, then linked at path, so that a
+// cordon killed half way leaves nothing behind. A path that exists
+// already holds the same data (it is named by its content). Without
+// O_TMPFILE on dir's file system the error wraps errors.ErrUnsupported.
+func writeNew(dir, path string, data []byte) error {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
+		return fmt.Errorf("%s: %w", dir, errors.ErrUnsupported)
+	}
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), "seccomp program")
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return err
+	}
+	return nil
 }
 
 // programKey names a compiled profile: the profile itself and the binary

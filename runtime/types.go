@@ -64,6 +64,8 @@ type Options struct {
 	Store string
 	// Ignore silences violations: they are neither recorded nor noted.
 	Ignore Ignore
+	// Started, when set, is called once the command is running.
+	Started func()
 }
 
 // Usage is what a run used, from the sandbox's cgroup where it has one,

@@ -140,7 +140,6 @@ type recorder struct {
 	list    []Violation
 	seen    map[string]bool
 	dropped int
-	failed  bool
 }
 
 func newRecorder(run, command, workspace string, ignore Ignore) *recorder {
@@ -174,14 +173,6 @@ func (r *recorder) add(v Violation) {
 	r.list = append(r.list, v)
 }
 
-// ended says how the command ended: a failed command's note lists the
-// refusals that are routine in a command that works (see notes).
-func (r *recorder) ended(status int) {
-	r.mu.Lock()
-	r.failed = status != 0
-	r.mu.Unlock()
-}
-
 // violations returns what was recorded, and how many more were dropped.
 func (r *recorder) violations() ([]Violation, int) {
 	r.mu.Lock()
@@ -193,16 +184,17 @@ func (r *recorder) violations() ([]Violation, int) {
 const maxNotes = 5
 
 // notes is the end-of-run note: one line per distinct refusal, the first
-// few of them, and where to find the rest. Refused unix sockets are noted
-// only when the command failed: glibc tries nscd's socket for every user
-// name it looks up (ls -l, tar, id), and syslog(3) /dev/log, so a command
-// that works meets them all the time; they are recorded all the same.
-func notes(run string, vs []Violation, dropped int, failed bool) []string {
+// few of them, and where to find the rest. Refused unix sockets are
+// recorded, not noted: glibc tries nscd's socket whenever it looks up a
+// user name (ls -l, tar, id, bash), and syslog(3) /dev/log, so nearly
+// every command meets that refusal, and a note on each would drown the
+// ones that matter.
+func notes(run string, vs []Violation, dropped int) []string {
 	var out []string
 	seen := map[string]bool{}
 	more := dropped
 	for _, v := range vs {
-		if v.Kind == KindSocket && !failed {
+		if v.Kind == KindSocket {
 			continue
 		}
 		line := v.Summary()

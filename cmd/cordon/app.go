@@ -43,6 +43,8 @@ func newApp() *cli.Command {
 			listCommand(),
 			gcCommand(),
 			violationsCommand(),
+			logsCommand(),
+			stopCommand(),
 			doctorCommand(),
 			configCommand(),
 			trustCommand(),

@@ -20,9 +20,14 @@ func runCommand() *cli.Command {
 		ArgsUsage: "[--] COMMAND [ARGS...]",
 		Flags: append(sandboxFlags(),
 			&cli.BoolFlag{Name: "stats", Usage: "end with a line of resource usage on stderr (wall, cpu, peak memory, pids)"},
+			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "run in the background with a lifetime of its own (a dev server): print the run's id once the command runs; see cordon logs, list, stop"},
 		),
 		StopOnNthArg: ptr(1),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			id := detachedID()
+			if cmd.Bool("detach") && id == "" {
+				return detach(cmd)
+			}
 			sb, err := compile(ctx, cmd)
 			if err != nil {
 				return err
@@ -33,12 +38,22 @@ func runCommand() *cli.Command {
 			if err := runtime.Prepare(sb.req.Host); err != nil {
 				return err
 			}
+			out, errOut := os.Stdout, os.Stderr
+			var started func()
+			var logged func(int, error)
+			if id != "" {
+				if out, started, logged, err = detachedIO(id); err != nil {
+					return err
+				}
+				errOut = out
+			}
 			status, err := runtime.Run(ctx, sb.spec, runtime.Options{
 				ID:          sb.req.ID,
 				Root:        root,
 				Stdin:       os.Stdin,
-				Stdout:      os.Stdout,
-				Stderr:      os.Stderr,
+				Stdout:      out,
+				Stderr:      errOut,
+				Started:     started,
 				Meta:        runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
 				Notify:      func(msg string) { fmt.Fprintf(stderr, "cordon: %s\n", msg) },
 				Proxy:       proxyConfig(sb.policy),
@@ -51,6 +66,9 @@ func runCommand() *cli.Command {
 					}
 				},
 			})
+			if logged != nil {
+				logged(status, err)
+			}
 			if err != nil {
 				return err
 			}

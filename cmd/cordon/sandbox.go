@@ -54,6 +54,15 @@ func sandboxFlags() []cli.Flag {
 	)
 }
 
+// runID names a new run: the one a detached run was started for, or a
+// fresh one.
+func runID() string {
+	if id := detachedID(); id != "" {
+		return id
+	}
+	return runtime.NewID()
+}
+
 // loadPolicy loads the effective policy for the command line.
 func loadPolicy(cmd *cli.Command) (*policy.Policy, error) {
 	cwd, err := os.Getwd()
@@ -122,7 +131,7 @@ func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
 		return nil, err
 	}
 	req := spec.Request{
-		ID:     runtime.NewID(),
+		ID:     runID(),
 		Args:   args,
 		Cwd:    cwd,
 		Env:    os.Environ(),

@@ -1,0 +1,416 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// privateState gives the box a state root of its own (CORDON_STATE_ROOT),
+// so that what its runs leave can be told from other tests' runs, and
+// returns the environment entry for every cordon invocation.
+func privateState(t *testing.T, b *box) (root string, env string) {
+	t.Helper()
+	root = filepath.Join(b.dir, "state-root")
+	must(t, os.Mkdir(root, 0o700))
+	b.chown()
+	return root, "CORDON_STATE_ROOT=" + root
+}
+
+// runIDsSeen polls root for run directories and locks until stop is
+// closed, and returns every run id it saw.
+func runIDsSeen(root string, stop <-chan struct{}) <-chan []string {
+	out := make(chan []string, 1)
+	go func() {
+		seen := map[string]bool{}
+		for {
+			entries, _ := os.ReadDir(root)
+			for _, e := range entries {
+				if id, ok := strings.CutPrefix(e.Name(), "run-"); ok {
+					seen["run-"+strings.TrimSuffix(id, ".lock")] = true
+				}
+			}
+			select {
+			case <-stop:
+				out <- slices.Sorted(func(yield func(string) bool) {
+					for id := range seen {
+						if !yield(id) {
+							return
+						}
+					}
+				})
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return out
+}
+
+// leftovers lists what runs left in a state root: run directories, run
+// locks and temporary files. The shared files (the root directory
+// skeleton, the mask, the compiled seccomp programs) stay by design.
+func leftovers(root string) []string {
+	var out []string
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == root {
+			return nil
+		}
+		name := d.Name()
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case strings.HasPrefix(rel, "run-"):
+			out = append(out, rel)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case strings.HasPrefix(name, ".tmp"):
+			out = append(out, rel)
+		case d.IsDir() && rel == "rootfs":
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out
+}
+
+// errLines are the lines of stderr that are not warnings (a rootless
+// caller is warned about its degraded sandbox once per state root).
+func errLines(stderr string) []string {
+	return slices.DeleteFunc(lines(stderr), func(l string) bool { return strings.HasPrefix(l, "cordon: warning: ") })
+}
+
+// withoutWarnings drops cordon's warnings from a log.
+func withoutWarnings(s string) string {
+	var b strings.Builder
+	for _, l := range errLines(s) {
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+// sandboxProcs are the processes of the box's sandboxes (they carry the
+// box's token in their environment), except cordon itself.
+func (b *box) sandboxProcs() []proc {
+	return procsWhere(func(p proc) bool {
+		return p.env(boxEnv) == b.token && !strings.HasPrefix(p.cmdline(), cordonBin)
+	})
+}
+
+// TestManyRunsAtOnce: 100 runs started at once all succeed, and afterwards
+// nothing of them is left: no state, no lock, no cgroup, no process.
+func TestManyRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		root, env := privateState(t, b)
+		stop := make(chan struct{})
+		ids := runIDsSeen(root, stop)
+		const n = 100
+		var wg sync.WaitGroup
+		errs := make(chan string, n)
+		for i := range n {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*runTimeout)
+				defer cancel()
+				cmd := b.command(ctx, runSpec{env: []string{env}}, "run", "--", "sh", "-c", "sleep 0.1; echo run $0", fmt.Sprint(i))
+				out, err := cmd.Output()
+				if want := fmt.Sprintf("run %d\n", i); err != nil || string(out) != want {
+					var stderr string
+					if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+						stderr = string(ee.Stderr)
+					}
+					errs <- fmt.Sprintf("run %d: %v: stdout %q, want %q %s", i, err, out, want, stderr)
+				}
+			})
+		}
+		wg.Wait()
+		close(stop)
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		seen := <-ids
+		if len(seen) < n/2 {
+			t.Errorf("saw only %d of %d runs' state directories: the check below is blind", len(seen), n)
+		}
+		if left := leftovers(root); len(left) != 0 {
+			t.Errorf("left in the state root: %v", left)
+		}
+		for _, id := range seen {
+			if cg := cgroupRunDirs(id); len(cg) != 0 {
+				t.Errorf("cgroups left: %v", cg)
+			}
+		}
+		if ps := b.sandboxProcs(); len(ps) != 0 {
+			t.Errorf("processes left: %v", ps)
+		}
+	})
+}
+
+// TestKilledAtAnyMoment: cordon killed with SIGKILL at any moment of a run
+// (setting up, starting, running) leaves nothing behind once `cordon gc`
+// has run: the sandbox's processes end by themselves (the init's
+// lifeline), and gc removes state, locks and cgroups.
+func TestKilledAtAnyMoment(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		root, env := privateState(t, b)
+		stop := make(chan struct{})
+		ids := runIDsSeen(root, stop)
+		delays := []time.Duration{0, 1, 2, 4, 6, 8, 10, 13, 16, 20, 25, 30, 40, 50, 70, 100, 150, 250, 400}
+		started := 0
+		for _, d := range delays {
+			d *= time.Millisecond
+			r := b.start(runSpec{env: []string{env}, args: []string{"sh", "-c", "echo up; sleep " + uniqueSleep(61) + " & sleep " + uniqueSleep(62)}})
+			time.Sleep(d)
+			if strings.Contains(r.stdout.String(), "up") {
+				started++
+			}
+			_ = r.cmd.Process.Signal(syscall.SIGKILL)
+			if res := r.waitFor(10 * time.Second); res.code != -1 && res.code != 137 {
+				t.Logf("killed after %v: exit %d", d, res.code)
+			}
+		}
+		// Make sure a run was killed while its command ran.
+		r := b.start(runSpec{env: []string{env}, args: []string{"sh", "-c", "echo up; sleep " + uniqueSleep(63)}})
+		r.waitStdout("up")
+		_ = r.cmd.Process.Signal(syscall.SIGKILL)
+		r.waitFor(10 * time.Second)
+		close(stop)
+		seen := <-ids
+
+		deadline := time.Now().Add(5 * time.Second)
+		for len(b.sandboxProcs()) != 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, p := range b.sandboxProcs() {
+			t.Errorf("process %d outlived its killed cordon: %s", p.pid, p.cmdline())
+		}
+		gc := b.cordon(runSpec{env: []string{env}}, "gc")
+		if gc.code != 0 {
+			t.Errorf("cordon gc: %s", gc)
+		}
+		if left := leftovers(root); len(left) != 0 {
+			t.Errorf("left in the state root after cordon gc: %v", left)
+		}
+		for _, id := range seen {
+			if cg := cgroupRunDirs(id); len(cg) != 0 {
+				t.Errorf("cgroups left after cordon gc: %v", cg)
+			}
+		}
+		if len(seen) == 0 {
+			t.Errorf("no run got as far as its state directory: the check is blind")
+		}
+		t.Logf("%d kills, %d with the command up, %d runs seen in the state root", len(delays)+1, started+1, len(seen))
+	})
+}
+
+// TestDetached: `cordon run --detach` returns once the command runs and
+// prints the run's id; the run outlives the cordon that started it, shows
+// in `cordon list`, writes to `cordon logs`, and `cordon stop` ends it and
+// everything it started.
+func TestDetached(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		t.Run("lifecycle", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			root, env := privateState(t, b)
+			r := b.runSpec(runSpec{env: []string{env}, flags: []string{"--detach"},
+				args: []string{"sh", "-c", "echo started; (sleep " + uniqueSleep(64) + " &); i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.05; done"}})
+			id := strings.TrimSpace(r.stdout)
+			if r.code != 0 || !strings.HasPrefix(id, "run-") || strings.Contains(id, "\n") {
+				t.Fatalf("cordon run --detach: want the run's id:\n%s", r)
+			}
+			list := b.cordon(runSpec{env: []string{env}}, "list")
+			if !strings.Contains(list.stdout, id) || !strings.Contains(list.stdout, "running") {
+				t.Errorf("cordon list does not show %s running:\n%s", id, list)
+			}
+			var logs result
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				logs = b.cordon(runSpec{env: []string{env}}, "logs", id)
+				logs.stdout = withoutWarnings(logs.stdout)
+				if strings.Contains(logs.stdout, "tick 3\n") {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if logs.code != 0 || !strings.HasPrefix(logs.stdout, "started\ntick 1\ntick 2\ntick 3\n") {
+				t.Errorf("cordon logs %s:\n%s", id, logs)
+			}
+			if len(b.sandboxProcs()) == 0 {
+				t.Errorf("no process of the detached run")
+			}
+			st := b.cordon(runSpec{env: []string{env}}, "stop", id)
+			if st.code != 0 {
+				t.Errorf("cordon stop: %s", st)
+			}
+			if ps := b.sandboxProcs(); len(ps) != 0 {
+				t.Errorf("processes left after cordon stop: %v", ps)
+			}
+			if left := leftovers(root); len(left) != 0 {
+				t.Errorf("left in the state root after cordon stop: %v", left)
+			}
+			logs = b.cordon(runSpec{env: []string{env}}, "logs", id)
+			if !strings.HasSuffix(logs.stdout, "cordon: the command exited with status 143\n") {
+				t.Errorf("the log does not end with the command's status:\n%s", logs)
+			}
+			if again := b.cordon(runSpec{env: []string{env}}, "stop", id); again.code != 125 {
+				t.Errorf("stopping a finished run: want 125:\n%s", again)
+			}
+		})
+		t.Run("stop kills what ignores SIGTERM", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			root, env := privateState(t, b)
+			r := b.runSpec(runSpec{env: []string{env}, flags: []string{"-d"},
+				args: []string{"sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.05; done"}})
+			id := strings.TrimSpace(r.stdout)
+			if r.code != 0 {
+				t.Fatalf("cordon run -d: %s", r)
+			}
+			// The trap is set once "up" is out.
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(b.cordon(runSpec{env: []string{env}}, "logs", id).stdout, "up\n") {
+				if time.Now().After(deadline) {
+					t.Fatal("no \"up\" in the log after 10s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			begin := time.Now()
+			st := b.cordon(runSpec{env: []string{env}}, "stop", "--time", "300ms", id)
+			if st.code != 0 {
+				t.Errorf("cordon stop: %s", st)
+			}
+			if took := time.Since(begin); took < 300*time.Millisecond {
+				t.Errorf("stopped after %v, before the grace time", took)
+			}
+			if ps := b.sandboxProcs(); len(ps) != 0 {
+				t.Errorf("processes left: %v", ps)
+			}
+			if left := leftovers(root); len(left) != 0 {
+				t.Errorf("left in the state root: %v", left)
+			}
+		})
+		t.Run("follow", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			_, env := privateState(t, b)
+			r := b.runSpec(runSpec{env: []string{env}, flags: []string{"--detach"},
+				args: []string{"sh", "-c", "for i in 1 2 3; do echo line $i; sleep 0.2; done; exit 3"}})
+			id := strings.TrimSpace(r.stdout)
+			if r.code != 0 {
+				t.Fatalf("cordon run --detach: %s", r)
+			}
+			f := b.cordon(runSpec{env: []string{env}}, "logs", "-f", id)
+			f.stdout = withoutWarnings(f.stdout)
+			if want := "line 1\nline 2\nline 3\ncordon: the command exited with status 3\n"; f.code != 0 || f.stdout != want {
+				t.Errorf("cordon logs -f: want %q:\n%s", want, f)
+			}
+		})
+		t.Run("a run that cannot start", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			root, env := privateState(t, b)
+			r := b.runSpec(runSpec{env: []string{env}, flags: []string{"--detach", "--memory", "lots"}, args: []string{"touch", "ran"}})
+			if r.code != 125 || len(errLines(r.stderr)) != 1 || !strings.Contains(r.stderr, "memory") || r.stdout != "" {
+				t.Errorf("want exit 125 and one line about --memory:\n%s", r)
+			}
+			if exists(filepath.Join(b.ws, "ran")) {
+				t.Errorf("the command ran")
+			}
+			if left := leftovers(root); len(left) != 0 {
+				t.Errorf("left in the state root: %v", left)
+			}
+			if r := b.cordon(runSpec{env: []string{env}}, "logs", "run-nosuch"); r.code != 125 {
+				t.Errorf("logs of an unknown run: want 125:\n%s", r)
+			}
+		})
+	})
+}
+
+// TestStateUnwritable: a state directory cordon cannot write to, or a full
+// disk, is a one-line error with exit 125, and nothing runs.
+func TestStateUnwritable(t *testing.T) {
+	t.Parallel()
+	requires(t, needTool("mount"))
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount the small file systems")
+	}
+	// Where the unprivileged caller can reach them.
+	full, err := os.MkdirTemp(wsRootOutside, "full-")
+	must(t, err)
+	must(t, os.Chmod(full, 0o755))
+	t.Cleanup(func() { os.RemoveAll(full) })
+	if err := syscall.Mount("cordon-it-full", full, "tmpfs", 0, "size=256k,mode=0777"); err != nil {
+		t.Fatalf("mount a small tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(full, syscall.MNT_DETACH) })
+	filler, err := os.Create(filepath.Join(full, "filler"))
+	must(t, err)
+	buf := make([]byte, 4096)
+	for {
+		if _, err := filler.Write(buf); err != nil {
+			break
+		}
+	}
+	filler.Close()
+	readOnly, err := os.MkdirTemp(wsRootOutside, "ro-")
+	must(t, err)
+	must(t, os.Chmod(readOnly, 0o755))
+	t.Cleanup(func() { os.RemoveAll(readOnly) })
+	if err := syscall.Mount(readOnly, readOnly, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(readOnly, syscall.MNT_DETACH) })
+	if err := syscall.Mount("", readOnly, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Fatal(err)
+	}
+	eachCaller(t, func(t *testing.T, c *caller) {
+		for _, tc := range []struct{ name, root, want string }{
+			{"disk full", filepath.Join(full, fmt.Sprintf("state-%d", c.uid)), "no space left on device"},
+			{"read-only", filepath.Join(readOnly, "state"), "read-only file system"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				b := newBox(t, c)
+				r := b.runSpec(runSpec{env: []string{"CORDON_STATE_ROOT=" + tc.root}, args: []string{"touch", "ran"}})
+				if r.code != 125 || len(errLines(r.stderr)) != 1 || !strings.Contains(r.stderr, tc.want) || !strings.HasPrefix(errLines(r.stderr)[0], "cordon: ") {
+					t.Errorf("want exit 125 and one line saying %q:\n%s", tc.want, r)
+				}
+				if exists(filepath.Join(b.ws, "ran")) {
+					t.Errorf("the command ran")
+				}
+			})
+		}
+		t.Run("not mine", func(t *testing.T) {
+			if c.uid == 0 {
+				t.Skip("root may write anywhere")
+			}
+			b := newBox(t, c)
+			root := filepath.Join(b.dir, "locked")
+			must(t, os.Mkdir(root, 0o500))
+			must(t, os.Chown(root, c.uid, c.gid))
+			r := b.runSpec(runSpec{env: []string{"CORDON_STATE_ROOT=" + root}, args: []string{"touch", "ran"}})
+			if r.code != 125 || len(errLines(r.stderr)) != 1 || !strings.Contains(r.stderr, "permission denied") {
+				t.Errorf("want exit 125 and one line saying permission denied:\n%s", r)
+			}
+			if exists(filepath.Join(b.ws, "ran")) {
+				t.Errorf("the command ran")
+			}
+		})
+	})
+}

@@ -26,3 +26,22 @@ func (e *SettingsError) Error() string {
 
 // Unwrap lets callers test for ErrSettings.
 func (e *SettingsError) Unwrap() error { return ErrSettings }
+
+// ErrHook is wrapped by the errors of a hook that failed (cordon.hooks):
+// it could not start, ended with a non-zero status, ran out of time, or
+// answered something cordon cannot read.
+var ErrHook = errors.New("hook failed")
+
+// ErrHookInput is wrapped by the errors of ParseClaudeHook: input that is
+// not Claude Code's PreToolUse JSON, or that cordon cannot pass on
+// faithfully.
+var ErrHookInput = errors.New("malformed hook input")
+
+// DeniedError is a denial (Decision.Err): the rule or policy entry that
+// denied, when one did, and the reason.
+type DeniedError struct {
+	Rule   string
+	Reason string
+}
+
+func (e *DeniedError) Error() string { return "denied: " + e.Reason }

@@ -58,6 +58,10 @@ type merger struct {
 	flags map[string]*setting[bool]
 	ports map[string]*setting[int]
 	strs  map[string]*setting[string]
+	hooks map[string]*setting[Hook]
+	// rulePaths maps a settings file and a file tool's rule in it to the
+	// rule's path pattern.
+	rulePaths map[string]string
 }
 
 const untrustedReason = "the workspace is not trusted (cordon trust): its settings may only tighten the sandbox"
@@ -94,6 +98,17 @@ func (m *merger) untrusted(l *layer) {
 	if l.askCommand != nil {
 		m.ignored("cordon.askCommand", l.askCommand.V, l.askCommand.Src, untrustedReason)
 		l.askCommand = nil
+	}
+	// A hook runs on the host, outside any sandbox: a cloned repository
+	// must not name one.
+	for _, h := range []struct {
+		key string
+		s   **setting[Hook]
+	}{{"cordon.hooks.preDecision", &l.preDecision}, {"cordon.hooks.postRun", &l.postRun}} {
+		if *h.s != nil {
+			m.ignored(h.key, strings.Join((*h.s).V.Args, " "), (*h.s).Src, untrustedReason)
+			*h.s = nil
+		}
 	}
 	// A switch may only be set in the direction that tightens.
 	for _, b := range []struct {
@@ -171,6 +186,11 @@ func (m *merger) apply(l *layer) {
 		m.strs = map[string]*setting[string]{}
 		m.envSet = map[string]setting[string]{}
 		m.ignore = map[string][]entry{}
+		m.hooks = map[string]*setting[Hook]{}
+		m.rulePaths = map[string]string{}
+	}
+	for r, p := range l.rulePaths {
+		m.rulePaths[l.file+"\x00"+r] = p
 	}
 	list := func(key string, es []entry) {
 		for _, e := range es {
@@ -227,6 +247,11 @@ func (m *merger) apply(l *layer) {
 	} {
 		if s != nil {
 			m.strs[key] = s
+		}
+	}
+	for key, h := range map[string]*setting[Hook]{"cordon.hooks.preDecision": l.preDecision, "cordon.hooks.postRun": l.postRun} {
+		if h != nil {
+			m.hooks[key] = h
 		}
 	}
 	// permissions.defaultMode and cordon.mode name the same thing; in one
@@ -360,8 +385,10 @@ func (m *merger) finish(layers []*layer) {
 	}
 	rules := func(key string) []Rule {
 		var out []Rule
-		for _, v := range values(key) {
-			r, _ := ParseRule(v)
+		values(key)
+		for _, e := range m.lists[key] {
+			r, _ := ParseRule(e.V)
+			r.Path = m.rulePaths[e.Src.File+"\x00"+e.V]
 			out = append(out, r)
 		}
 		return out
@@ -381,6 +408,16 @@ func (m *merger) finish(layers []*layer) {
 			p.Mode, p.ModeName = WorkspaceWrite, "default"
 		} else {
 			rep.Values = append(rep.Values, ValueReport{Key: "mode", Value: m.mode.V, Source: m.mode.Src.String()})
+		}
+	}
+	for _, x := range []struct {
+		key string
+		dst **Hook
+	}{{"cordon.hooks.preDecision", &p.Hooks.PreDecision}, {"cordon.hooks.postRun", &p.Hooks.PostRun}} {
+		if h := m.hooks[x.key]; h != nil {
+			hook := h.V
+			*x.dst = &hook
+			rep.Values = append(rep.Values, ValueReport{Key: x.key, Value: fmt.Sprintf("%s (timeout %v)", strings.Join(h.V.Args, " "), h.V.Timeout), Source: h.Src.String()})
 		}
 	}
 	p.Env.Deny = values("cordon.env.deny")

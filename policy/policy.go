@@ -85,6 +85,9 @@ type Policy struct {
 
 	Sandbox     Sandbox
 	Permissions Permissions
+	// Hooks are the commands cordon runs before a permission decision and
+	// after a run (cordon.hooks).
+	Hooks Hooks
 
 	// FailIfUnavailable refuses to run a command when the sandbox cannot
 	// give every protection the policy asks for.
@@ -133,6 +136,24 @@ type Permissions struct {
 	Allow, Deny, Ask []Rule
 	// DisableBypass forbids the Allow (bypassPermissions) mode.
 	DisableBypass bool
+}
+
+// Hooks are the commands of cordon.hooks; nil when unset.
+type Hooks struct {
+	// PreDecision is asked before a permission decision (after the deny
+	// rules): it may deny, force a prompt, or let the decision continue.
+	PreDecision *Hook
+	// PostRun is told about every finished run, for audit logs.
+	PostRun *Hook
+}
+
+// Hook is a command cordon runs on the host with the caller's privileges:
+// Args[0] is an absolute path, run without a shell.
+type Hook struct {
+	Args    []string
+	Timeout time.Duration
+	// Source is where the hook was set (file:line:col).
+	Source string
 }
 
 // Filesystem is what a sandboxed command may read and write. Reads are

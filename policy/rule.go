@@ -15,6 +15,11 @@ type Rule struct {
 	// HasSpecifier distinguishes `Bash()` (an empty specifier, refused) from
 	// a bare `Bash` (every use of the tool).
 	HasSpecifier bool
+	// Path is, for a file tool's rule read from settings (Read, Edit,
+	// Write, ...), the specifier as an absolute path pattern, resolved the
+	// way Claude Code reads it against the file that holds the rule
+	// (derived: not in cordon config's JSON).
+	Path string `json:"-"`
 }
 
 // ParseRule reads a permission rule.

@@ -93,6 +93,10 @@ type layer struct {
 	managedPermissionsOnly                                       *setting[bool]
 	askCommand                                                   *setting[string]
 	strictAllowlist                                              *setting[bool]
+	preDecision, postRun                                         *setting[Hook]
+	// rulePaths maps a file tool's permission rule to its path as an
+	// absolute pattern, resolved against this file.
+	rulePaths map[string]string
 	// ignored are keys known to another tool that cordon does not act
 	// on, with the reason (shown by cordon config).
 	ignored []entry
@@ -608,6 +612,9 @@ func (d *decoder) permissions(n *node) error {
 			}
 		case "ask":
 			l.permAsk, err = d.strings(v, name, d.rule)
+			if err == nil {
+				err = d.rulePaths(l.permAsk)
+			}
 		case "defaultMode":
 			l.defaultMode, err = d.str(v, name)
 			if err == nil {
@@ -636,6 +643,27 @@ func (d *decoder) rule(s string) (string, error) {
 	return r.String(), nil
 }
 
+// rulePaths records the path patterns of file tools' rules.
+func (d *decoder) rulePaths(rules []entry) error {
+	for _, e := range rules {
+		r, _ := ParseRule(e.V)
+		if isPath, _ := r.pathTool(); isPath {
+			p, err := d.pathDir(r.Specifier)
+			if err == nil {
+				err = ValidatePattern(p)
+			}
+			if err != nil {
+				return &SettingsError{File: d.l.file, Pos: Pos{e.Src.Line, e.Src.Col}, Msg: fmt.Sprintf("rule %s: %v", e.V, err)}
+			}
+			if d.l.rulePaths == nil {
+				d.l.rulePaths = map[string]string{}
+			}
+			d.l.rulePaths[e.V] = p
+		}
+	}
+	return nil
+}
+
 // ruleEffects feeds the sandbox from permission rules, as Claude Code does:
 // Read rules name readable or unreadable paths, Edit and Write rules
 // writable or read-only ones, WebFetch(domain:...) rules the network.
@@ -652,6 +680,10 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 				return &SettingsError{File: l.file, Pos: Pos{e.Src.Line, e.Src.Col}, Msg: fmt.Sprintf("rule %s: %v", e.V, err)}
 			}
 			pe := entry{p, e.Src}
+			if l.rulePaths == nil {
+				l.rulePaths = map[string]string{}
+			}
+			l.rulePaths[e.V] = p
 			switch {
 			case writes && allow:
 				l.allowWrite = append(l.allowWrite, pe)
@@ -679,7 +711,7 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 func (d *decoder) cordon(n *node) error {
 	keys := []string{"mode", "env", "limits", "trustedWorkspaces", "allowManagedDomainsOnly",
 		"allowManagedReadPathsOnly", "allowManagedWritePathsOnly", "allowManagedPermissionRulesOnly",
-		"allowSocketpair", "askCommand"}
+		"allowSocketpair", "askCommand", "hooks"}
 	o, err := d.object(n, "cordon", true)
 	if err != nil {
 		return err
@@ -727,9 +759,104 @@ func (d *decoder) cordon(n *node) error {
 			l.allowSocketpair, err = d.boolean(v, "cordon.allowSocketpair")
 		case "askCommand":
 			l.askCommand, err = d.str(v, "cordon.askCommand")
+		case "hooks":
+			err = d.hooks(v)
 		}
 		return err
 	})
+}
+
+// Default and largest timeouts of cordon.hooks.
+const (
+	DefaultPreDecisionTimeout = 5 * time.Second
+	DefaultPostRunTimeout     = 10 * time.Second
+	maxHookTimeout            = 10 * time.Minute
+)
+
+// hooks reads cordon.hooks: {"preDecision": HOOK, "postRun": HOOK}, each
+// {"command": "/abs/prog" or ["/abs/prog", "arg", ...], "timeout": "5s"}.
+func (d *decoder) hooks(n *node) error {
+	o, err := d.object(n, "cordon.hooks", true)
+	if err != nil {
+		return err
+	}
+	return o.each([]string{"preDecision", "postRun"}, func(key string, v *node) error {
+		def := DefaultPreDecisionTimeout
+		if key == "postRun" {
+			def = DefaultPostRunTimeout
+		}
+		h, err := d.hook(v, "cordon.hooks."+key, def)
+		if key == "preDecision" {
+			d.l.preDecision = h
+		} else {
+			d.l.postRun = h
+		}
+		return err
+	})
+}
+
+func (d *decoder) hook(n *node, name string, timeout time.Duration) (*setting[Hook], error) {
+	o, err := d.object(n, name, true)
+	if err != nil {
+		return nil, err
+	}
+	h := Hook{Timeout: timeout, Source: d.src(n.pos).String()}
+	hasCommand := false
+	err = o.each([]string{"command", "timeout"}, func(key string, v *node) error {
+		switch key {
+		case "command":
+			hasCommand = true
+			switch v.kind {
+			case kindString:
+				h.Args = []string{v.text}
+			case kindArray:
+				for _, it := range v.items {
+					if it.kind != kindString {
+						return d.errAt(it.pos, "%s.command must contain strings, not %s", name, it.kind)
+					}
+					h.Args = append(h.Args, it.text)
+				}
+			default:
+				return d.errAt(v.pos, "%s.command must be a program's absolute path or an array of strings (the program and its arguments), not %s", name, v.kind)
+			}
+			if len(h.Args) == 0 {
+				return d.errAt(v.pos, "%s.command is empty", name)
+			}
+			for _, a := range h.Args {
+				if strings.ContainsRune(a, 0) {
+					return d.errAt(v.pos, "%s.command: NUL in an argument", name)
+				}
+			}
+			prog := h.Args[0]
+			if prog == "~" || strings.HasPrefix(prog, "~/") {
+				prog = filepath.Join(d.home, prog[1:])
+			}
+			// A relative name would be looked up where the hook runs: the
+			// workspace's PATH or directory could choose the program.
+			if !filepath.IsAbs(prog) {
+				return d.errAt(v.pos, "%s.command: %q is not an absolute path (hooks run without a shell; write the program's full path)", name, h.Args[0])
+			}
+			h.Args[0] = filepath.Clean(prog)
+		case "timeout":
+			s, err := d.str(v, name+".timeout")
+			if err != nil {
+				return err
+			}
+			t, perr := time.ParseDuration(s.V)
+			if perr != nil || t < time.Millisecond || t > maxHookTimeout {
+				return d.errAt(v.pos, "%s.timeout must be a duration from 1ms to 10m, such as \"5s\"", name)
+			}
+			h.Timeout = t
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasCommand {
+		return nil, d.errAt(n.pos, "%s has no command", name)
+	}
+	return &setting[Hook]{h, d.src(n.pos)}, nil
 }
 
 func (d *decoder) env(n *node) error {

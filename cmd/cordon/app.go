@@ -51,6 +51,8 @@ func newApp() *cli.Command {
 			profileCommand(),
 			proxyCommand(),
 			proxyConnectCommand(),
+			checkCommand(),
+			hookCommand(),
 		},
 	}
 	// A usage error is cordon's own failure: one line, no help text.

@@ -38,6 +38,7 @@ func runCommand() *cli.Command {
 			if err := runtime.Prepare(sb.req.Host); err != nil {
 				return err
 			}
+			rep := newRunReport(sb)
 			out, errOut := os.Stdout, os.Stderr
 			var started func()
 			var logged func(int, error)
@@ -55,7 +56,7 @@ func runCommand() *cli.Command {
 				Stderr:      errOut,
 				Started:     started,
 				Meta:        runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
-				Notify:      func(msg string) { fmt.Fprintf(stderr, "cordon: %s\n", msg) },
+				Notify:      rep.note,
 				Proxy:       proxyConfig(sb.policy),
 				Timeout:     sb.policy.Limits.Timeout,
 				OutputLimit: sb.policy.Limits.OutputLimit,
@@ -66,6 +67,7 @@ func runCommand() *cli.Command {
 					}
 				},
 			})
+			rep.done(ctx, sb.policy, status, err)
 			if logged != nil {
 				logged(status, err)
 			}

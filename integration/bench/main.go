@@ -97,6 +97,9 @@ func run(cordon string, n int) error {
 		}
 	}
 	report(cs, n)
+	if err := hookBench(cordon, n); err != nil {
+		return err
+	}
 	if err := bridgeBench(cordon, n); err != nil {
 		return err
 	}

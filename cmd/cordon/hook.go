@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"cordon.dev/cordon/policy"
+)
+
+// exitHookBlocked is what Claude Code reads as "block this tool call and
+// show stderr to the model".
+const exitHookBlocked = 2
+
+// stdin is where cordon hook reads the agent's JSON.
+var stdin io.Reader = os.Stdin
+
+// hookInputLimit bounds the hook's stdin: a Write's content is at most
+// policy.MaxFileSize, JSON escapes can make it six times longer.
+const hookInputLimit = 8 * policy.MaxFileSize
+
+func hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "hook",
+		Usage: "answer an agent's hook (cordon hook claude)",
+		Commands: []*cli.Command{{
+			Name:  "claude",
+			Usage: "Claude Code's PreToolUse hook: decide the tool call, and run Bash commands under cordon",
+			Description: "Reads Claude Code's PreToolUse hook JSON on stdin and prints its answer " +
+				"(hookSpecificOutput: permissionDecision, permissionDecisionReason, and for a Bash command " +
+				"that runs sandboxed an updatedInput whose command runs the original under cordon run). " +
+				"Tools cordon does not judge get no answer. Exit status: 0 with an answer (or none); 2 with " +
+				"the reason on stderr when the input or the settings cannot be read (Claude Code then blocks " +
+				"the call). See docs/claude-code.md.",
+			Flags: policyFlags(),
+			// Claude Code lets a call through when its hook fails with any
+			// status but 2: a hook misconfigured must block, not open.
+			OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+				fmt.Fprintf(stderr, "cordon hook: %v\n", err)
+				return exitStatus(exitHookBlocked)
+			},
+			Action: func(ctx context.Context, cmd *cli.Command) error {
+				if err := claudeHook(ctx, cmd, stdin); err != nil {
+					fmt.Fprintf(stderr, "cordon hook: %v\n", err)
+					return exitStatus(exitHookBlocked)
+				}
+				return nil
+			},
+		}},
+	}
+}
+
+// claudeHook answers one PreToolUse call. Every tool call of the agent
+// pays for it: no probe, no runtime, nothing but the settings and the
+// classifier.
+func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader) error {
+	data, err := io.ReadAll(io.LimitReader(r, hookInputLimit+1))
+	if err != nil {
+		return fmt.Errorf("read stdin: %w", err)
+	}
+	if len(data) > hookInputLimit {
+		return fmt.Errorf("%w: more than %d bytes", policy.ErrHookInput, hookInputLimit)
+	}
+	in, err := policy.ParseClaudeHook(data)
+	if err != nil {
+		return err
+	}
+	if !in.Known() {
+		return nil // Claude Code's own rules decide the tools cordon does not judge.
+	}
+	cwd := in.Cwd
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return fmt.Errorf("working directory: %w", err)
+		}
+	}
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) || p == "~" || strings.HasPrefix(p, "~/") {
+			return p
+		}
+		return filepath.Join(cwd, p)
+	}
+	workspace := cwd
+	if w := cmd.String("workspace"); w != "" {
+		workspace = abs(w)
+	} else if w := os.Getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(w) {
+		workspace = w
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return fmt.Errorf("home directory: %w", err)
+	}
+	// The flags that shape the policy go to cordon run too, absolute: the
+	// decision and the sandbox must read the same settings.
+	runFlags := []string{"--workspace", filepath.Clean(workspace)}
+	paths := map[string]bool{"settings": true, "allow-write": true, "allow-read": true, "deny-read": true, "deny-write": true}
+	lists := map[string][]string{}
+	for _, name := range []string{"settings", "allow-write", "allow-read", "deny-read", "deny-write", "allow-domain", "deny-domain"} {
+		for _, v := range cmd.StringSlice(name) {
+			if paths[name] {
+				v = abs(v)
+			}
+			lists[name] = append(lists[name], v)
+			runFlags = append(runFlags, "--"+name, v)
+		}
+	}
+	scalars := map[string]string{}
+	for _, name := range []string{"memory", "pids", "cpus", "timeout", "output-limit", "file-size", "open-files", "tmp-size"} {
+		if v := cmd.String(name); v != "" {
+			scalars[name] = v
+			runFlags = append(runFlags, "--"+name, v)
+		}
+	}
+	pol, err := policy.Load(policy.LoadOptions{
+		Workspace:  workspace,
+		Cwd:        cwd,
+		Home:       home,
+		ConfigHome: os.Getenv("XDG_CONFIG_HOME"),
+		Settings:   lists["settings"],
+		Flags: policy.Flags{
+			AllowWrite: lists["allow-write"], AllowRead: lists["allow-read"],
+			DenyRead: lists["deny-read"], DenyWrite: lists["deny-write"],
+			AllowDomain: lists["allow-domain"], DenyDomain: lists["deny-domain"],
+			Memory: scalars["memory"], Pids: scalars["pids"], CPUs: scalars["cpus"], Timeout: scalars["timeout"],
+			OutputLimit: scalars["output-limit"], FileSize: scalars["file-size"], OpenFiles: scalars["open-files"], TmpSize: scalars["tmp-size"],
+		},
+	})
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cordon's own path: %w", err)
+	}
+	out, err := pol.AnswerClaude(ctx, in, cwd, cmd.String("mode"), policy.RunCommand{Cordon: self, Flags: runFlags})
+	if err != nil || out == nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// runReport gathers what cordon run tells the post-run hook: the notes
+// of the run (refused connections, quarantined files, ...) go to stderr as
+// before, and into the report.
+type runReport struct {
+	mu    sync.Mutex
+	r     policy.RunReport
+	start time.Time
+}
+
+func newRunReport(sb *sandbox) *runReport {
+	return &runReport{start: time.Now(), r: policy.RunReport{
+		ID: sb.req.ID, Command: sb.req.Args, Workspace: sb.policy.Workspace, Cwd: sb.req.Cwd,
+	}}
+}
+
+func (rr *runReport) note(msg string) {
+	fmt.Fprintf(stderr, "cordon: %s\n", msg)
+	rr.mu.Lock()
+	rr.r.Violations = append(rr.r.Violations, msg)
+	rr.mu.Unlock()
+}
+
+// done runs the post-run hook, if the settings name one. Its failure is
+// said on stderr and changes nothing: the command has run.
+func (rr *runReport) done(ctx context.Context, p *policy.Policy, status int, runErr error) {
+	if p.Hooks.PostRun == nil {
+		return
+	}
+	rr.mu.Lock()
+	r := rr.r
+	rr.mu.Unlock()
+	r.ExitStatus, r.DurationMS = status, time.Since(rr.start).Milliseconds()
+	if runErr != nil {
+		r.ExitStatus, r.Error = -1, runErr.Error()
+	}
+	// A run ended by a signal still reports; the hook has its own timeout.
+	if err := p.PostRun(context.WithoutCancel(ctx), r); err != nil {
+		fmt.Fprintf(stderr, "cordon: post-run hook: %v\n", err)
+	}
+}

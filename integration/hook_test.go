@@ -1,0 +1,194 @@
+//go:build linux
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// claudeAnswer is what cordon hook claude prints.
+type claudeAnswer struct {
+	HookSpecificOutput struct {
+		HookEventName            string          `json:"hookEventName"`
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		UpdatedInput             json.RawMessage `json:"updatedInput"`
+	} `json:"hookSpecificOutput"`
+}
+
+// hook runs cordon hook claude as the box's caller on a Bash payload
+// written as Claude Code sends it, and returns the answer.
+func (b *box) hook(command, mode string) claudeAnswer {
+	b.t.Helper()
+	payload, err := json.Marshal(map[string]any{
+		"session_id":      "0b6e3c1e-7c55-4d1e-9d0c-2f6f4e7b1a90",
+		"transcript_path": filepath.Join(b.home, ".claude/projects/x/0b6e3c1e.jsonl"),
+		"cwd":             b.ws,
+		"permission_mode": mode,
+		"hook_event_name": "PreToolUse",
+		"tool_name":       "Bash",
+		"tool_input": map[string]any{
+			"command":     command,
+			"description": "Run it",
+			"timeout":     120000,
+		},
+		"tool_use_id": "toolu_01Hk7bq1xYkz3mJ4Qp9Zr2Vw",
+	})
+	must(b.t, err)
+	r := b.cordon(runSpec{stdin: bytes.NewReader(payload)}, "hook", "claude")
+	if r.code != 0 {
+		b.t.Fatalf("cordon hook claude:\n%s", r)
+	}
+	var a claudeAnswer
+	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil {
+		b.t.Fatalf("cordon hook claude's answer: %v\n%s", err, r)
+	}
+	return a
+}
+
+// bash runs a command line with bash as the box's caller, in the
+// workspace, as Claude Code runs a Bash tool call.
+func (b *box) bash(command string) result {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", command)
+	cmd.Dir = b.ws
+	cmd.Env = b.env()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: b.c.cred, Pdeathsig: syscall.SIGKILL}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		b.t.Fatalf("bash -c %q: no end after %v\n%s", command, runTimeout, r)
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		b.t.Fatal(err)
+	}
+	b.t.Logf("bash -c %s → exit %d%s", quote([]string{command}), r.code, logTail(r.stderr))
+	return r
+}
+
+// updatedCommand returns the rewritten command of an answer, and checks
+// that the other members of tool_input came back.
+func updatedCommand(t *testing.T, a claudeAnswer) string {
+	t.Helper()
+	var in map[string]any
+	if err := json.Unmarshal(a.HookSpecificOutput.UpdatedInput, &in); err != nil {
+		t.Fatalf("updatedInput: %v (%s)", err, a.HookSpecificOutput.UpdatedInput)
+	}
+	if in["description"] != "Run it" || in["timeout"] != float64(120000) {
+		t.Errorf("updatedInput lost members of tool_input: %v", in)
+	}
+	cmd, _ := in["command"].(string)
+	if !strings.Contains(cmd, cordonBin+" run ") {
+		t.Fatalf("the rewritten command does not run cordon run: %q", cmd)
+	}
+	return cmd
+}
+
+// TestHookRunsSandboxed: the command cordon hook claude gives Claude Code
+// in updatedInput, run by bash as Claude Code runs it, runs the original
+// in the sandbox — even one the session's mode allows outright: it sees
+// CORDON_SANDBOX=1, writes the workspace, cannot write outside it nor read
+// the credentials; its output and exit status come back.
+func TestHookRunsSandboxed(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		outside := filepath.Join(b.home, "outside.txt")
+		original := `echo "sandbox=$CORDON_SANDBOX"
+echo 'it'\''s here' > inside.txt
+if echo pwned > ` + outside + ` 2>/dev/null; then echo WROTE-OUTSIDE; fi
+cat ~/.ssh/id_ed25519 2>/dev/null || echo no-key
+echo to-stderr >&2
+exit 7`
+		a := b.hook(original, "bypassPermissions")
+		if a.HookSpecificOutput.PermissionDecision != "allow" || a.HookSpecificOutput.HookEventName != "PreToolUse" {
+			t.Fatalf("answer %+v, want allow", a.HookSpecificOutput)
+		}
+		r := b.bash(updatedCommand(t, a))
+		if r.code != 7 {
+			t.Errorf("exit status %d, want the command's 7\n%s", r.code, r)
+		}
+		for _, want := range []string{"sandbox=1\n", "no-key\n"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("stdout lacks %q\n%s", want, r)
+			}
+		}
+		if strings.Contains(r.stdout, "WROTE-OUTSIDE") || strings.Contains(r.stdout, b.token) {
+			t.Errorf("the command escaped the sandbox\n%s", r)
+		}
+		if !strings.Contains(r.stderr, "to-stderr") {
+			t.Errorf("stderr lost\n%s", r)
+		}
+		if got := readFile(filepath.Join(b.ws, "inside.txt")); got != "it's here\n" {
+			t.Errorf("inside.txt = %q, want the workspace written", got)
+		}
+		if got := readFile(outside); got != "original\n" {
+			t.Errorf("%s = %q: written from the sandbox", outside, got)
+		}
+	})
+}
+
+// TestHookRewriteExact: bash hands the sandboxed shell the original
+// command byte for byte, however it is quoted.
+func TestHookRewriteExact(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		body := "$HOME 'single' \"double\" `backquote` \\ $(no) ${x:-y} !! h\u00e9llo \t tab"
+		original := "cat <<'EOF'\n" + body + "\nEOF"
+		a := b.hook(original, "acceptEdits")
+		if a.HookSpecificOutput.PermissionDecision != "allow" {
+			t.Fatalf("answer %+v, want allow", a.HookSpecificOutput)
+		}
+		r := b.bash(updatedCommand(t, a))
+		if r.code != 0 || r.stdout != body+"\n" {
+			t.Errorf("got %q, want %q\n%s", r.stdout, body+"\n", r)
+		}
+	})
+}
+
+// TestHookPlanMode: in plan mode the rewritten command runs with the
+// workspace read-only, and what plan mode forbids is denied outright.
+func TestHookPlanMode(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		must(t, os.WriteFile(filepath.Join(b.ws, "README.md"), []byte("hello\n"), 0o644))
+		b.chown()
+		if a := b.hook("touch new.txt", "plan"); a.HookSpecificOutput.PermissionDecision != "deny" || len(a.HookSpecificOutput.UpdatedInput) > 0 {
+			t.Errorf("touch in plan mode: %+v, want deny without updatedInput", a.HookSpecificOutput)
+		}
+		a := b.hook("cat README.md", "plan")
+		if a.HookSpecificOutput.PermissionDecision != "allow" {
+			t.Fatalf("cat in plan mode: %+v, want allow", a.HookSpecificOutput)
+		}
+		cmd := updatedCommand(t, a)
+		if !strings.Contains(cmd, "--mode plan") {
+			t.Errorf("the rewritten command does not keep plan mode: %q", cmd)
+		}
+		if r := b.bash(cmd); r.code != 0 || r.stdout != "hello\n" {
+			t.Errorf("cat README.md:\n%s", r)
+		}
+		// The same sandbox, asked to write: read-only.
+		sneaky := strings.Replace(cmd, "'cat README.md'", "'touch new.txt'", 1)
+		if r := b.bash(sneaky); r.code == 0 || exists(filepath.Join(b.ws, "new.txt")) {
+			t.Errorf("the plan-mode sandbox let the workspace be written:\n%s", r)
+		}
+	})
+}

@@ -1,0 +1,286 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"cordon.dev/cordon/policy/shell"
+)
+
+// parseBash is shell.Parse, except that input mvdan.cc/sh reads otherwise
+// than bash cannot be analysed: its lexer takes U+0080 for the end of the
+// input and U+0081 for an escaped newline, and a carriage return not
+// before a newline for a blank (so "ls \r# ; curl x" would hide curl in a
+// comment that bash does not see).
+func parseBash(src string) *shell.Script {
+	s, _ := shell.Parse(src)
+	if s.Err != nil {
+		return s
+	}
+	why := ""
+	switch {
+	case strings.ContainsRune(src, '\u0080') || strings.ContainsRune(src, '\u0081'):
+		why = "it holds U+0080 or U+0081, which the parser does not read as bash does"
+	case strings.Contains(strings.ReplaceAll(src, "\r\n", ""), "\r"):
+		why = "it holds a carriage return, which the parser does not read as bash does"
+	}
+	if why != "" {
+		s.Err = fmt.Errorf("%w: %s", shell.ErrSyntax, why)
+	}
+	return s
+}
+
+// Sandboxed reports whether a Bash command will run in the sandbox, and if
+// not, why — Claude Code's isBashSandboxed, in its order: the sandbox is
+// disabled; the command asks to run outside it (dangerouslyDisableSandbox)
+// and sandbox.allowUnsandboxedCommands lets it; there is no command; every
+// command in it is in sandbox.excludedCommands. Otherwise it runs
+// sandboxed.
+func (p *Policy) Sandboxed(command string, disableSandbox bool) (bool, string) {
+	s := parseBash(command)
+	ok, why, _ := p.sandboxGate(command, s, disableSandbox)
+	return ok, why
+}
+
+// sandboxGate is Sandboxed for a parsed command; outside is set when the
+// command runs outside because it asked to.
+func (p *Policy) sandboxGate(command string, s *shell.Script, disable bool) (sandboxed bool, why string, outside bool) {
+	switch {
+	case p.Sandbox.Disabled:
+		return false, "the sandbox is disabled (sandbox.enabled is false)", false
+	case disable && p.Sandbox.AllowUnsandboxedCommands:
+		return false, "it asks to run outside the sandbox (dangerouslyDisableSandbox), and sandbox.allowUnsandboxedCommands lets it", true
+	case strings.TrimSpace(command) == "":
+		return false, "there is no command", false
+	}
+	if e := p.excluded(command, s); e != "" {
+		return false, "sandbox.excludedCommands: " + e, false
+	}
+	if disable {
+		return true, "dangerouslyDisableSandbox is ignored: sandbox.allowUnsandboxedCommands is not set", false
+	}
+	return true, "", false
+}
+
+// excluded returns the excludedCommands entries that take the command out
+// of the sandbox, or "". An entry is a command ("docker": docker alone or
+// with any arguments) or a rule specifier ("npm run dev:*", "gh pr *"). A
+// compound command leaves the sandbox only when every command in it is
+// excluded (cd aside): "docker ps && curl x" stays in, and docker fails
+// there. A command that does not parse, or runs what is known only at run
+// time, stays in.
+func (p *Policy) excluded(command string, s *shell.Script) string {
+	if len(p.Sandbox.ExcludedCommands) == 0 {
+		return ""
+	}
+	trimmed := strings.TrimSpace(command)
+	type entry struct {
+		text string
+		pat  shell.Pattern
+	}
+	var es []entry
+	for _, e := range p.Sandbox.ExcludedCommands {
+		spec := e
+		if !strings.HasSuffix(spec, ":*") && !strings.HasSuffix(spec, " *") {
+			spec += " *"
+		}
+		pat, err := shell.ParsePattern(spec)
+		if err != nil {
+			// Not a rule cordon can read: the command must be it, exactly.
+			if trimmed == e {
+				return e
+			}
+			continue
+		}
+		es = append(es, entry{e, pat})
+	}
+	if s.Err != nil || len(es) == 0 {
+		return ""
+	}
+	cd, _ := shell.ParsePattern("cd:*")
+	var used []string
+	for _, c := range s.Commands {
+		if c.Dynamic != "" {
+			return ""
+		}
+		if c.Name.Value == "" {
+			if len(c.Redirects) > 0 {
+				return "" // a bare redirection writes a file: not excluded
+			}
+			continue
+		}
+		if len(c.Redirects) == 0 && len(c.Wrappers) == 0 && cd.Allows(c) {
+			continue
+		}
+		i := slices.IndexFunc(es, func(e entry) bool { return e.pat.Allows(c) })
+		if i < 0 {
+			return ""
+		}
+		if !slices.Contains(used, es[i].text) {
+			used = append(used, es[i].text)
+		}
+	}
+	return strings.Join(used, ", ")
+}
+
+// writableDirs are the directories besides the workspace where a command's
+// writes need only workspace-write: the literal allowWrite paths (and the
+// base of a "dir/**"), and the sandbox's private /tmp.
+func (p *Policy) writableDirs(sandboxed bool) []string {
+	var out []string
+	for _, w := range p.Filesystem.AllowWrite {
+		switch {
+		case !IsGlob(w):
+			out = append(out, UnescapePattern(w))
+		case strings.HasSuffix(w, "/**") && !IsGlob(strings.TrimSuffix(w, "/**")):
+			out = append(out, UnescapePattern(strings.TrimSuffix(w, "/**")))
+		}
+	}
+	if sandboxed {
+		out = append(out, "/tmp")
+	}
+	return out
+}
+
+// analyseBash classifies a command and matches its rules.
+func (p *Policy) analyseBash(req Request, a *analysis) {
+	s := parseBash(req.Command)
+	sandboxed, why, outside := p.sandboxGate(req.Command, s, req.DisableSandbox)
+	a.sandboxed = sandboxed
+	if outside {
+		a.outside = "it asks to run outside the sandbox (dangerouslyDisableSandbox)"
+	}
+	cl := shell.Classify(s, shell.Context{Workspace: p.Workspace, Home: p.Home, Cwd: req.Cwd, Writable: p.writableDirs(sandboxed)})
+	for _, f := range cl.Findings {
+		a.need(f.Command, levelMode(f.Level), f.Reason)
+	}
+	a.required = max(a.required, levelMode(cl.Level))
+	where := "runs sandboxed"
+	if !sandboxed {
+		where = "runs outside the sandbox"
+	}
+	if why != "" {
+		where += ": " + why
+	}
+	a.step("classify", "Bash %s requires %s", abbrev(req.Command), a.required)
+	a.step("sandbox", "%s", where)
+
+	// deny rules: any command they match, wrapped, nested or substituted
+	deny := toolRules(p.Permissions.Deny, "Bash")
+	for _, r := range deny {
+		pat, err := shell.ParsePattern(r.String())
+		if err != nil {
+			// A deny rule that cannot be read must not fail open.
+			a.deny = &hit{rule: r.String(), detail: "cannot be read (" + err.Error() + "); every command is denied until it is fixed"}
+			break
+		}
+		if h, ok := (shell.Patterns{pat}).Match(s); ok {
+			a.deny = &hit{rule: r.String(), detail: commandText(h.Command, req.Command)}
+			break
+		}
+	}
+	if a.deny == nil && len(deny) > 0 {
+		a.unsure = unsure(s)
+	}
+
+	// ask rules, the same way
+	for _, r := range toolRules(p.Permissions.Ask, "Bash") {
+		pat, err := shell.ParsePattern(r.String())
+		if err != nil {
+			a.ask = &hit{rule: r.String(), detail: "cannot be read (" + err.Error() + "); every command is asked until it is fixed"}
+			break
+		}
+		if h, ok := (shell.Patterns{pat}).Match(s); ok {
+			a.ask = &hit{rule: r.String(), detail: commandText(h.Command, req.Command)}
+			break
+		}
+	}
+
+	// allow rules: every command, known now
+	var ps shell.Patterns
+	var names []string
+	for _, r := range toolRules(p.Permissions.Allow, "Bash") {
+		if pat, err := shell.ParsePattern(r.String()); err == nil {
+			ps = append(ps, pat)
+			names = append(names, r.String())
+		}
+	}
+	if len(ps) == 0 {
+		return
+	}
+	ok, whyNot := ps.Allow(s)
+	if !ok {
+		a.notCovered = "not covered: " + whyNot
+		return
+	}
+	var used []string
+	for _, c := range s.Commands {
+		if c.Name.Value == "" {
+			continue
+		}
+		for i, pat := range ps {
+			if pat.Allows(c) {
+				if !slices.Contains(used, names[i]) {
+					used = append(used, names[i])
+				}
+				break
+			}
+		}
+	}
+	// Rules see a command's words, not its redirections: the classifier
+	// judges where those write.
+	for _, f := range cl.Findings {
+		if f.Level == shell.DangerFullAccess && strings.HasPrefix(f.Reason, "redirect to ") {
+			a.allowBlocked = strings.Join(used, ", ") + " covers the command, not its redirection (" + f.String() + ")"
+			return
+		}
+	}
+	if len(used) == 0 {
+		return // no command: the mode judges its redirections
+	}
+	a.allow = &hit{rule: strings.Join(used, ", ")}
+}
+
+// unsure says why the deny rules may not see everything s runs.
+func unsure(s *shell.Script) string {
+	if s.Err != nil {
+		return "it cannot be analysed (" + s.Err.Error() + "), so the deny rules cannot see all it would run"
+	}
+	for _, c := range s.Commands {
+		if c.Dynamic != "" {
+			return abbrev(c.String()) + " runs what is known only at run time (" + c.Dynamic + "), which a deny rule may match"
+		}
+	}
+	return ""
+}
+
+func commandText(c *shell.Command, src string) string {
+	if c == nil {
+		return abbrev(src)
+	}
+	return abbrev(c.String())
+}
+
+// abbrev shortens a command or path for a reason.
+func abbrev(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		return s[:117] + "..."
+	}
+	return s
+}
+
+// absPath makes a tool's path absolute: relative to cwd, ~ the home. It
+// does not clean it: "link/.." is for the kernel the parent of the link's
+// target, and StatFile resolves it so.
+func (p *Policy) absPath(path, cwd string) string {
+	switch {
+	case path == "~" || strings.HasPrefix(path, "~/"):
+		return p.Home + path[1:]
+	case filepath.IsAbs(path):
+		return path
+	}
+	return cwd + "/" + path
+}

@@ -1,0 +1,416 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// ClaudeHookInput is Claude Code's PreToolUse hook input.
+type ClaudeHookInput struct {
+	SessionID      string
+	TranscriptPath string
+	Cwd            string
+	PermissionMode string
+	HookEventName  string
+	ToolName       string
+	ToolUseID      string
+	// ToolInput is tool_input's members, in order, values verbatim.
+	ToolInput []Member
+}
+
+// Member is one member of a JSON object, its value as written.
+type Member struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// ParseClaudeHook reads Claude Code's PreToolUse hook JSON: session_id,
+// transcript_path, cwd, permission_mode, hook_event_name, tool_name,
+// tool_input, tool_use_id (other fields are ignored). It refuses input
+// that is not UTF-8, a tool_input that is not an object or names a member
+// twice, and a Bash command that holds a NUL or a lone UTF-16 surrogate:
+// what cordon would rewrite must be what Claude Code sent, byte for byte.
+func ParseClaudeHook(data []byte) (*ClaudeHookInput, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrHookInput, fmt.Sprintf(format, args...))
+	}
+	if !utf8.Valid(data) {
+		return nil, bad("not UTF-8")
+	}
+	var raw struct {
+		SessionID      *string         `json:"session_id"`
+		TranscriptPath *string         `json:"transcript_path"`
+		Cwd            *string         `json:"cwd"`
+		PermissionMode *string         `json:"permission_mode"`
+		HookEventName  *string         `json:"hook_event_name"`
+		ToolName       *string         `json:"tool_name"`
+		ToolInput      json.RawMessage `json:"tool_input"`
+		ToolUseID      *string         `json:"tool_use_id"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, bad("%v", err)
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	in := &ClaudeHookInput{
+		SessionID: str(raw.SessionID), TranscriptPath: str(raw.TranscriptPath), Cwd: str(raw.Cwd),
+		PermissionMode: str(raw.PermissionMode), HookEventName: str(raw.HookEventName),
+		ToolName: str(raw.ToolName), ToolUseID: str(raw.ToolUseID),
+	}
+	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
+		return nil, bad("hook_event_name is %q: cordon hook claude answers PreToolUse", in.HookEventName)
+	}
+	if in.ToolName == "" {
+		return nil, bad("no tool_name")
+	}
+	if in.Cwd != "" && (!filepath.IsAbs(in.Cwd) || strings.ContainsRune(in.Cwd, 0)) {
+		return nil, bad("cwd %q is not an absolute path", in.Cwd)
+	}
+	if len(raw.ToolInput) == 0 {
+		return nil, bad("no tool_input")
+	}
+	ms, err := members(raw.ToolInput)
+	if err != nil {
+		return nil, bad("tool_input: %v", err)
+	}
+	in.ToolInput = ms
+	if in.ToolName == "Bash" {
+		v, ok := in.member("command")
+		if !ok {
+			return nil, bad("tool_input has no command")
+		}
+		cmd, err := strictString(v)
+		if err != nil {
+			return nil, bad("tool_input.command: %v", err)
+		}
+		if strings.ContainsRune(cmd, 0) {
+			return nil, bad("tool_input.command contains a NUL byte, which bash cannot run as written")
+		}
+	}
+	return in, nil
+}
+
+// members reads a JSON object's members in order, refusing a key named
+// twice (JSON readers disagree on which one wins).
+func members(raw json.RawMessage) ([]Member, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("not an object")
+	}
+	var out []Member
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return nil, fmt.Errorf("%q is named twice", key)
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, Member{key, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// strictString decodes a JSON string, refusing a lone UTF-16 surrogate
+// escape, which a JSON reader would silently replace.
+func strictString(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("not a string")
+	}
+	hex := func(b []byte) (rune, bool) {
+		if len(b) < 4 {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[:4] {
+			r <<= 4
+			switch {
+			case c >= '0' && c <= '9':
+				r |= rune(c - '0')
+			case c >= 'a' && c <= 'f':
+				r |= rune(c-'a') + 10
+			case c >= 'A' && c <= 'F':
+				r |= rune(c-'A') + 10
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	b := []byte(raw)
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++
+		if i >= len(b) || b[i] != 'u' {
+			continue
+		}
+		r, _ := hex(b[i+1:])
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return "", fmt.Errorf("a lone UTF-16 surrogate (\\u%04x) is not text", r)
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+6 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
+				return "", fmt.Errorf("a lone UTF-16 surrogate (\\u%04x) is not text", r)
+			}
+			if lo, _ := hex(b[i+3:]); lo < 0xDC00 || lo > 0xDFFF {
+				return "", fmt.Errorf("a lone UTF-16 surrogate (\\u%04x) is not text", r)
+			}
+			i += 6
+		}
+	}
+	return s, nil
+}
+
+func (in *ClaudeHookInput) member(key string) (json.RawMessage, bool) {
+	for _, m := range in.ToolInput {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Known reports whether cordon judges the tool (Bash, the file tools,
+// WebFetch); the hook leaves other tools to Claude Code.
+func (in *ClaudeHookInput) Known() bool { return kindOf(in.ToolName) != kindOther }
+
+// Request turns the hook input into a Request under the session's mode
+// (permission_mode), with its tool_input verbatim for the pre-decision
+// hook. cwd is where Claude Code runs (the input's, when it gives one).
+func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
+	if in.Cwd != "" {
+		cwd = in.Cwd
+	}
+	req := Request{Tool: in.ToolName, Cwd: cwd, Mode: in.PermissionMode}
+	var obj bytes.Buffer
+	obj.WriteByte('{')
+	for i, m := range in.ToolInput {
+		if i > 0 {
+			obj.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.Key)
+		obj.Write(k)
+		obj.WriteByte(':')
+		obj.Write(m.Value)
+	}
+	obj.WriteByte('}')
+	req.Input = obj.Bytes()
+
+	get := func(key string, required bool) (string, error) {
+		v, ok := in.member(key)
+		if !ok || string(v) == "null" {
+			if required {
+				return "", fmt.Errorf("%w: tool_input has no %s", ErrHookInput, key)
+			}
+			return "", nil
+		}
+		s, err := strictString(v)
+		if err != nil {
+			return "", fmt.Errorf("%w: tool_input.%s: %v", ErrHookInput, key, err)
+		}
+		return s, nil
+	}
+	var err error
+	switch in.ToolName {
+	case "Bash":
+		req.Command, err = get("command", true)
+		if v, ok := in.member("dangerouslyDisableSandbox"); ok && string(v) != "null" {
+			if err := json.Unmarshal(v, &req.DisableSandbox); err != nil {
+				return req, fmt.Errorf("%w: tool_input.dangerouslyDisableSandbox is not true or false", ErrHookInput)
+			}
+		}
+	case "Read":
+		req.Path, err = get("file_path", true)
+		_, off := in.member("offset")
+		_, lim := in.member("limit")
+		req.Partial = off || lim
+	case "Write":
+		req.Path, err = get("file_path", true)
+		if err == nil {
+			var content string
+			content, err = get("content", false)
+			req.Size = int64(len(content))
+		}
+	case "Edit", "MultiEdit":
+		req.Path, err = get("file_path", true)
+	case "NotebookEdit":
+		req.Path, err = get("notebook_path", true)
+	case "Glob", "Grep", "LS":
+		req.Path, err = get("path", in.ToolName == "LS")
+		if req.Path == "" {
+			req.Path = "."
+		}
+	case "WebFetch":
+		req.URL, err = get("url", true)
+	}
+	return req, err
+}
+
+// AnswerClaude decides a PreToolUse call under p and writes the answer;
+// nil for a tool cordon does not judge (Claude Code's own rules decide
+// those). cwd is used when the input names none. The session's mode is
+// mode when set, else the input's permission_mode (a mode cordon does not
+// know counts as unset), else the policy's. A Bash command that runs
+// sandboxed is rewritten to run under rc, with --mode added when the
+// session's mode is not the policy's: the sandbox follows the mode (plan
+// makes the workspace read-only).
+func (p *Policy) AnswerClaude(ctx context.Context, in *ClaudeHookInput, cwd, mode string, rc RunCommand) (*ClaudeHookOutput, error) {
+	if !in.Known() {
+		return nil, nil
+	}
+	req, err := in.Request(cwd)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ParseMode(req.Mode); err != nil {
+		req.Mode = ""
+	}
+	if mode != "" {
+		req.Mode = mode
+	}
+	d, err := p.Authorize(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if d.ModeName != p.ModeName {
+		rc.Flags = append(append([]string(nil), rc.Flags...), "--mode", d.ModeName)
+	}
+	out, err := in.Answer(d, rc)
+	return &out, err
+}
+
+// ClaudeHookOutput is the hook's answer to Claude Code.
+type ClaudeHookOutput struct {
+	HookSpecificOutput ClaudeDecision `json:"hookSpecificOutput"`
+}
+
+// ClaudeDecision is the hookSpecificOutput of a PreToolUse answer.
+type ClaudeDecision struct {
+	HookEventName            string          `json:"hookEventName"`
+	PermissionDecision       Verdict         `json:"permissionDecision"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason"`
+	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
+}
+
+// RunCommand is how a rewritten Bash command calls cordon: its path and
+// the flags of cordon run (--workspace, --settings, ...).
+type RunCommand struct {
+	Cordon string
+	Flags  []string
+}
+
+// Wrap returns a bash command line that runs command, byte for byte, in
+// bash under cordon run: CORDON run FLAGS... -- bash -c 'COMMAND', every
+// word single-quoted where needed ('\” for a quote). It refuses a NUL
+// (bash cannot take one) and text that is not UTF-8.
+func (rc RunCommand) Wrap(command string) (string, error) {
+	for _, s := range append([]string{rc.Cordon, command}, rc.Flags...) {
+		if strings.ContainsRune(s, 0) {
+			return "", fmt.Errorf("cannot run a command with a NUL byte under cordon")
+		}
+		if !utf8.ValidString(s) {
+			return "", fmt.Errorf("cannot run a command that is not UTF-8 text under cordon")
+		}
+	}
+	if rc.Cordon == "" {
+		return "", fmt.Errorf("no cordon path")
+	}
+	var b strings.Builder
+	b.WriteString(ShellQuote(rc.Cordon))
+	b.WriteString(" run")
+	for _, f := range rc.Flags {
+		b.WriteByte(' ')
+		b.WriteString(ShellQuote(f))
+	}
+	b.WriteString(" -- bash -c ")
+	b.WriteString(singleQuote(command))
+	return b.String(), nil
+}
+
+// ShellQuote quotes a word for bash: as it is when it holds only
+// characters bash gives no meaning, single-quoted otherwise.
+func ShellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/._-+,:@%", c) >= 0) {
+			return singleQuote(s)
+		}
+	}
+	return s
+}
+
+func singleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Answer builds the hook's answer to a decision. For a Bash command that
+// runs sandboxed and is not denied, updatedInput is the tool input with
+// every member kept as it came and command rewritten to run under cordon
+// (rc); other answers carry no updatedInput.
+func (in *ClaudeHookInput) Answer(d Decision, rc RunCommand) (ClaudeHookOutput, error) {
+	out := ClaudeHookOutput{HookSpecificOutput: ClaudeDecision{
+		HookEventName:            "PreToolUse",
+		PermissionDecision:       d.Verdict,
+		PermissionDecisionReason: "cordon: " + d.Reason,
+	}}
+	if in.ToolName != "Bash" || !d.Sandboxed || d.Verdict == VerdictDeny {
+		return out, nil
+	}
+	raw, _ := in.member("command")
+	cmd, err := strictString(raw)
+	if err != nil {
+		return out, fmt.Errorf("%w: tool_input.command: %v", ErrHookInput, err)
+	}
+	wrapped, err := rc.Wrap(cmd)
+	if err != nil {
+		return out, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	b.WriteByte('{')
+	for i, m := range in.ToolInput {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		_ = enc.Encode(m.Key)
+		b.Truncate(b.Len() - 1) // Encode's newline
+		b.WriteByte(':')
+		if m.Key == "command" {
+			_ = enc.Encode(wrapped)
+			b.Truncate(b.Len() - 1)
+			continue
+		}
+		b.Write(m.Value)
+	}
+	b.WriteByte('}')
+	out.HookSpecificOutput.UpdatedInput = b.Bytes()
+	out.HookSpecificOutput.PermissionDecisionReason += " (runs sandboxed: cordon run)"
+	return out, nil
+}

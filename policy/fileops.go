@@ -1,0 +1,388 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// The limits of agents' file tools.
+const (
+	// MaxFileSize is the most a file tool reads or writes at once: 10 MiB.
+	MaxFileSize = 10 << 20
+	// BinarySniff is how much of a file is searched for a NUL byte to tell
+	// a binary file from text.
+	BinarySniff = 8 << 10
+)
+
+// FileInfo is what cordon found about the path of a file tool.
+type FileInfo struct {
+	// Path is the path as named, absolute and cleaned.
+	Path string `json:"path"`
+	// Resolved is Path with every symbolic link resolved (the part that
+	// does not exist yet is kept as named).
+	Resolved string `json:"resolved"`
+	Exists   bool   `json:"exists"`
+	Dir      bool   `json:"dir,omitempty"`
+	// Regular is set for a regular file (not a device, FIFO or socket).
+	Regular bool  `json:"regular,omitempty"`
+	Size    int64 `json:"size,omitempty"`
+	// Binary is set when the first BinarySniff bytes hold a NUL.
+	Binary bool `json:"binary,omitempty"`
+}
+
+// StatFile looks at an absolute path the way a file tool would reach it:
+// through its symbolic links. It does not follow a FIFO or a device (it
+// never opens one).
+func StatFile(name string) (FileInfo, error) {
+	if !filepath.IsAbs(name) {
+		return FileInfo{}, fmt.Errorf("%q is not an absolute path", name)
+	}
+	if strings.ContainsRune(name, 0) {
+		return FileInfo{}, fmt.Errorf("NUL in the path")
+	}
+	fi := FileInfo{Path: filepath.Clean(name)}
+	res, err := resolve(name)
+	if err != nil {
+		return fi, err
+	}
+	fi.Resolved = res
+	st, err := os.Stat(res)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return fi, nil
+	case err != nil:
+		return fi, fmt.Errorf("stat %s: %w", res, unwrapPathError(err))
+	}
+	fi.Exists, fi.Dir, fi.Regular = true, st.IsDir(), st.Mode().IsRegular()
+	if !fi.Regular {
+		return fi, nil
+	}
+	fi.Size = st.Size()
+	// O_NONBLOCK: a FIFO swapped in since the Stat must not hang the open.
+	f, err := os.OpenFile(res, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		// Unreadable by the caller: nothing to sniff.
+		return fi, nil
+	}
+	defer f.Close()
+	buf := make([]byte, BinarySniff)
+	n, _ := io.ReadFull(f, buf)
+	fi.Binary = bytes.IndexByte(buf[:n], 0) >= 0
+	return fi, nil
+}
+
+// resolve follows the symbolic links of an absolute path component by
+// component, as the kernel would (".." after a link is the link target's
+// parent); from the first component that does not exist the rest is
+// joined as named.
+func resolve(name string) (string, error) {
+	parts := strings.Split(name, "/")
+	cur := "/"
+	links := 0
+	for i := 0; i < len(parts); i++ {
+		part := parts[i]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, part)
+		st, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("resolve %s: %w", name, unwrapPathError(err))
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", fmt.Errorf("resolve %s: too many levels of symbolic links", name)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("resolve %s: %w", name, unwrapPathError(err))
+		}
+		if !filepath.IsAbs(target) {
+			target = cur + "/" + target
+		}
+		parts = append(strings.Split(target, "/"), parts[i+1:]...)
+		cur, i = "/", -1
+	}
+	return cur, nil
+}
+
+// resolvedOrSelf resolves a directory of the policy, or keeps it as it is.
+func resolvedOrSelf(p string) string {
+	if r, err := resolve(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// covers reports whether a path pattern names p or a directory above it.
+func covers(pattern, p string) bool {
+	for {
+		if MatchPattern(pattern, p) {
+			return true
+		}
+		if p == "/" || p == "." || p == "" {
+			return false
+		}
+		p = path.Dir(p)
+	}
+}
+
+// within reports whether p is dir or below it.
+func within(dir, p string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// CheckFile decides a file tool's request (Read, Edit, Write, ...) on a
+// path, relative to cwd: Authorize with Tool and Path. The decision's File
+// says what cordon found there.
+func (p *Policy) CheckFile(ctx context.Context, tool, name, cwd string) (Decision, error) {
+	return p.Authorize(ctx, Request{Tool: tool, Path: name, Cwd: cwd})
+}
+
+// unreadable returns the denyRead entry that hides p, or "": a denyRead
+// pattern names it or a directory above it, and no narrower allowRead
+// re-opens it.
+func (p *Policy) unreadable(name string) string {
+	for _, d := range p.Filesystem.DenyRead {
+		if !covers(d, name) {
+			continue
+		}
+		reopened := false
+		for _, a := range p.Filesystem.AllowRead {
+			if covers(a, name) && patternWithin(a, d) {
+				reopened = true
+				break
+			}
+		}
+		if !reopened {
+			return UnescapePattern(d)
+		}
+	}
+	return ""
+}
+
+// readOnly returns why no command may write p whatever the mode: a
+// denyWrite entry, an always-protected path, a settings file.
+func (p *Policy) readOnly(name string, roots []string) string {
+	for _, d := range p.Filesystem.DenyWrite {
+		if covers(d, name) {
+			return "denyWrite " + UnescapePattern(d)
+		}
+	}
+	inWritable, _ := p.Protected()
+	for _, root := range roots {
+		for _, rel := range inWritable {
+			if covers(EscapePattern(root)+"/"+rel, name) {
+				return "the always-protected " + rel + " (in " + root + ")"
+			}
+		}
+	}
+	if p.Home != "" {
+		for _, rel := range ProtectedInHome {
+			if covers(EscapePattern(p.Home)+"/"+rel, name) {
+				return "the always-protected ~/" + rel
+			}
+		}
+	}
+	for _, f := range p.SettingsFiles {
+		if name == f {
+			return "the always-protected settings files"
+		}
+	}
+	return ""
+}
+
+// writableRoot returns the writable root (the workspace, or an allowWrite
+// pattern) that holds p, or "".
+func (p *Policy) writableRoot(name string) string {
+	if p.Workspace != "" && (within(p.Workspace, name) || within(resolvedOrSelf(p.Workspace), name)) {
+		return p.Workspace
+	}
+	for _, w := range p.Filesystem.AllowWrite {
+		if covers(w, name) {
+			return UnescapePattern(w)
+		}
+		if !IsGlob(w) && within(resolvedOrSelf(UnescapePattern(w)), name) {
+			return UnescapePattern(w)
+		}
+	}
+	return ""
+}
+
+// roots are the writable roots, as named and resolved, for the protected
+// paths.
+func (p *Policy) roots() []string {
+	var out []string
+	add := func(r string) {
+		for _, x := range []string{r, resolvedOrSelf(r)} {
+			if x != "" && !containsString(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	add(p.Workspace)
+	for _, w := range p.Filesystem.AllowWrite {
+		if !IsGlob(w) {
+			add(UnescapePattern(w))
+		}
+	}
+	return out
+}
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// fileRules returns the first rule of a list for the tool's family (Read,
+// Glob, Grep and LS share the Read rules; Edit, Write, MultiEdit and
+// NotebookEdit the edit rules) that names one of the paths; a bare rule
+// names every path. With all set, every path must be named.
+func fileRules(rules []Rule, kind toolKind, all bool, paths ...string) *Rule {
+	for _, r := range rules {
+		if kindOf(r.Tool) != kind {
+			continue
+		}
+		if !r.HasSpecifier {
+			return &r
+		}
+		if r.Path == "" {
+			continue
+		}
+		n := 0
+		for _, x := range paths {
+			if covers(r.Path, x) {
+				n++
+			}
+		}
+		if all && n == len(paths) || !all && n > 0 {
+			return &r
+		}
+	}
+	return nil
+}
+
+// analyseFile judges a file tool's path: the deny rules the sandbox uses,
+// the workspace boundary after symbolic links, and the size and binary
+// limits.
+func (p *Policy) analyseFile(req Request, a *analysis) error {
+	if req.Path == "" {
+		return fmt.Errorf("%s: no path", req.Tool)
+	}
+	if strings.ContainsRune(req.Path, 0) {
+		return fmt.Errorf("%s: NUL in the path", req.Tool)
+	}
+	abs := p.absPath(req.Path, req.Cwd)
+	fi, err := StatFile(abs)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", req.Tool, abs, err)
+	}
+	a.file = &fi
+	paths := []string{fi.Path}
+	if fi.Resolved != fi.Path {
+		paths = append(paths, fi.Resolved)
+		a.step("path", "%s resolves to %s", fi.Path, fi.Resolved)
+	}
+	write := a.kind == kindWrite
+
+	// deny: the rules, then what the sandbox hides or keeps read-only
+	family := kindRead
+	if write {
+		family = kindWrite
+	}
+	if r := fileRules(p.Permissions.Deny, family, false, paths...); r != nil {
+		a.deny = &hit{rule: r.String(), detail: fi.Path}
+	} else if r := fileRules(p.Permissions.Deny, kindRead, false, paths...); write && r != nil {
+		a.deny = &hit{rule: r.String(), detail: fi.Path + " cannot be read, so it cannot be edited"}
+	}
+	for _, x := range paths {
+		if a.deny != nil {
+			break
+		}
+		if d := p.unreadable(x); d != "" {
+			a.deny = &hit{rule: "denyRead " + d, detail: x}
+		} else if write {
+			if why := p.readOnly(x, p.roots()); why != "" {
+				a.deny = &hit{rule: why, detail: x}
+			}
+		}
+	}
+
+	// what it needs
+	if write {
+		lexRoot, realRoot := p.writableRoot(fi.Path), p.writableRoot(fi.Resolved)
+		switch {
+		case realRoot != "" && (lexRoot != "" || fi.Resolved == fi.Path):
+			a.need(fi.Path, WorkspaceWrite, "writes inside "+realRoot)
+		case lexRoot != "":
+			a.need(fi.Path, DangerFullAccess, "a symbolic link takes it out of "+lexRoot+" to "+fi.Resolved)
+		default:
+			a.need(fi.Path, DangerFullAccess, "writes outside the workspace and allowWrite")
+		}
+	} else if lexRoot := p.writableRoot(fi.Path); lexRoot != "" && fi.Resolved != fi.Path && p.writableRoot(fi.Resolved) == "" {
+		a.step("path", "a symbolic link takes it out of %s (reads are allowed everywhere but denyRead)", lexRoot)
+	}
+
+	// limits
+	mib := func(n int64) string {
+		if n%(1<<20) == 0 {
+			return fmt.Sprintf("%d MiB", n>>20)
+		}
+		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
+	}
+	switch {
+	case fi.Exists && !fi.Dir && !fi.Regular:
+		a.refuse = fi.Path + " is not a regular file (a device, FIFO or socket)"
+	case fi.Dir && req.Tool != "Glob" && req.Tool != "Grep" && req.Tool != "LS":
+		a.refuse = fi.Path + " is a directory"
+	case req.Tool == "Read" && !req.Partial && fi.Size > MaxFileSize:
+		a.refuse = fmt.Sprintf("%s is %s, more than the %s a tool reads at once (read it in parts)", fi.Path, mib(fi.Size), mib(MaxFileSize))
+	case req.Tool == "Write" && req.Size > MaxFileSize:
+		a.refuse = fmt.Sprintf("the content is %s, more than the %s a tool writes at once", mib(req.Size), mib(MaxFileSize))
+	case write && req.Tool != "Write" && fi.Size > MaxFileSize:
+		a.refuse = fmt.Sprintf("%s is %s, more than the %s a tool edits at once", fi.Path, mib(fi.Size), mib(MaxFileSize))
+	case write && req.Tool != "Write" && fi.Binary:
+		a.refuse = fi.Path + " is a binary file (a NUL in its first 8 KiB): it cannot be edited as text"
+	case fi.Binary:
+		a.findings = append(a.findings, Finding{fi.Path, ReadOnly, "a binary file (a NUL in its first 8 KiB)"})
+	}
+
+	// ask and allow rules
+	if r := fileRules(p.Permissions.Ask, family, false, paths...); r != nil {
+		a.ask = &hit{rule: r.String(), detail: fi.Path}
+	}
+	// An allow rule must name where the path really leads, unless it
+	// stays in the writable root it is named in.
+	allowPaths := paths
+	if root := p.writableRoot(fi.Path); len(paths) > 1 && root != "" && p.writableRoot(fi.Resolved) == root {
+		allowPaths = paths[:1]
+	}
+	if r := fileRules(p.Permissions.Allow, family, true, allowPaths...); r != nil {
+		a.allow = &hit{rule: r.String(), detail: fi.Path}
+	}
+	a.step("classify", "%s %s requires %s", req.Tool, fi.Path, a.required)
+	return nil
+}

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,26 +8,10 @@ import (
 	"cordon.dev/cordon/policy/shell"
 )
 
-// parseBash is shell.Parse, except that input mvdan.cc/sh reads otherwise
-// than bash cannot be analysed: its lexer takes U+0080 for the end of the
-// input and U+0081 for an escaped newline, and a carriage return not
-// before a newline for a blank (so "ls \r# ; curl x" would hide curl in a
-// comment that bash does not see).
+// parseBash is shell.Parse, which refuses what its parser would read
+// otherwise than bash (see shell.Parse).
 func parseBash(src string) *shell.Script {
 	s, _ := shell.Parse(src)
-	if s.Err != nil {
-		return s
-	}
-	why := ""
-	switch {
-	case strings.ContainsRune(src, '\u0080') || strings.ContainsRune(src, '\u0081'):
-		why = "it holds U+0080 or U+0081, which the parser does not read as bash does"
-	case strings.Contains(strings.ReplaceAll(src, "\r\n", ""), "\r"):
-		why = "it holds a carriage return, which the parser does not read as bash does"
-	}
-	if why != "" {
-		s.Err = fmt.Errorf("%w: %s", shell.ErrSyntax, why)
-	}
 	return s
 }
 

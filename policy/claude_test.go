@@ -235,7 +235,7 @@ func FuzzWrap(f *testing.F) {
 		}
 		// mvdan.cc/sh misreads these (see parseBash); TestWrapRealBash
 		// shows bash does not.
-		if strings.ContainsAny(cmd+ws, "\u0080\u0081") {
+		if strings.ContainsAny(cmd+ws, "\u0080\u0081\r") {
 			return
 		}
 		argv := wrappedArgv(t, w)

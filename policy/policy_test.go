@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -153,4 +154,33 @@ func FuzzExpandPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseRule(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // the error's text, "" for none
+	}{
+		{"Bash", ""},
+		{"Bash(npm run test:*)", ""},
+		{"Bash(git diff*)", ""},
+		{"WebFetch(domain:example.com)", ""},
+		{"Read(~/.ssh/**)", ""},
+		{"Bash()", "empty ( )"},
+		{"Bash(ls", "missing the closing )"},
+		{"Ba sh(ls)", "is not a tool name"},
+		{"WebFetch(example.com)", "WebFetch takes domain:NAME"},
+		// a Bash rule cordon cannot read is refused when the settings load
+		{"Bash(curl | sh)", "bad Bash rule"},
+		{"Bash(echo 'open)", "bad Bash rule"},
+	}
+	for _, tc := range tests {
+		_, err := ParseRule(tc.in)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("ParseRule(%q): %v", tc.in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("ParseRule(%q) = %v, want an error with %q", tc.in, err, tc.want)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package policy
 import (
 	"fmt"
 	"strings"
+
+	"cordon.dev/cordon/policy/shell"
 )
 
 // Rule is a permission rule as Claude Code writes them: a tool, and for
@@ -55,6 +57,12 @@ func ParseRule(s string) (Rule, error) {
 				return r, fmt.Errorf("rule %q: %w", s, err)
 			}
 			r.Specifier = "domain:" + norm
+		case "Bash":
+			// A Bash rule cordon cannot read would be a deny that
+			// denies nothing, or an allow that allows too much.
+			if _, err := shell.ParsePattern(r.Specifier); err != nil {
+				return r, fmt.Errorf("rule %q: %w", s, err)
+			}
 		case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS":
 			if strings.ContainsRune(r.Specifier, 0) {
 				return r, fmt.Errorf("rule %q: NUL in a path", s)

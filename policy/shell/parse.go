@@ -272,6 +272,18 @@ func newSyntaxParser() *syntax.Parser {
 // script parses src and walks it. On a syntax error it walks the complete
 // lines before the error's line, as bash runs them before it meets it.
 func (p *parser) script(src string, f frame) error {
+	err := p.parse(src, f)
+	if err == nil {
+		// What was found stays for the deny rules; the whole is not
+		// analysed.
+		err = misread(src)
+	}
+	return err
+}
+
+// parse parses src and walks what it runs: all of it, or the lines before
+// a syntax error, which bash runs before it stops.
+func (p *parser) parse(src string, f frame) error {
 	old := p.src
 	p.src = src
 	defer func() { p.src = old }()
@@ -299,6 +311,23 @@ func (p *parser) script(src string, f frame) error {
 		err = err2
 	}
 	return err
+}
+
+// misread refuses input that mvdan.cc/sh reads otherwise than bash: its
+// lexer takes U+0080 for the end of the input and U+0081 for an escaped
+// newline, and a carriage return that does not end a line for a blank
+// (so "ls \r# ; curl x" hides curl in a comment bash does not see). It
+// applies to nested strings (bash -c, $'...' decoded) as well; the
+// commands found are kept (a deny rule still sees them), the script is
+// not analysed.
+func misread(src string) error {
+	switch {
+	case strings.ContainsRune(src, '\u0080') || strings.ContainsRune(src, '\u0081'):
+		return errors.New("it holds U+0080 or U+0081, which the parser does not read as bash does")
+	case strings.Contains(strings.ReplaceAll(src, "\r\n", ""), "\r"):
+		return errors.New("it holds a carriage return, which the parser does not read as bash does")
+	}
+	return nil
 }
 
 func errorLine(err error) int {

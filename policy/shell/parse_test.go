@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,6 +179,11 @@ func TestParseErrors(t *testing.T) {
 		{"echo 'open", ErrSyntax, nil},
 		{"a=(1) b", ErrSyntax, nil},
 		{"a\x00b", ErrNUL, nil},
+		// read otherwise than bash by the parser: refused, never analysed
+		// (what it saw stays, for the deny rules)
+		{"ls \u0080; curl x", ErrSyntax, []string{"ls"}},
+		{"ls a\u0081b; curl x", ErrSyntax, []string{"ls a\u0081b", "curl x"}},
+		{"ls \r# ; curl x", ErrSyntax, []string{"ls"}},
 		{strings.Repeat("x", maxSource+1), ErrTooLarge, nil},
 		{strings.Repeat("a;", maxCommands+1), ErrTooComplex, nil},
 	}
@@ -202,6 +208,21 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestParseNestedMisread: a nested script the parser would read otherwise
+// than bash is not analysed: the command that runs it is known only at run
+// time.
+func TestParseNestedMisread(t *testing.T) {
+	for _, src := range []string{"bash -c $'ls \\u0080; curl x'", "bash -c $'ls \\r# ; curl x'", "eval $'ls \\u0081 curl'"} {
+		s, err := Parse(src)
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if !slices.ContainsFunc(s.Commands, func(c *Command) bool { return strings.Contains(c.Dynamic, "not read as bash does") }) {
+			t.Errorf("%q: want the command running the script dynamic, got %+v", src, s.Commands)
+		}
 	}
 }
 

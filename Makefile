@@ -50,3 +50,7 @@ clean: ## remove build output
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: conformance
+conformance: build ## OCI validation suite (runtime-tools) against cordon and runc; both counts (root, ~3 min)
+	scripts/conformance.sh cordon=$(abspath $(BIN)) runc=@runc

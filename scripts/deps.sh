@@ -14,6 +14,10 @@ command -v git >/dev/null 2>&1 || need="$need git"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 command -v ps >/dev/null 2>&1 || need="$need procps"
 command -v unshare >/dev/null 2>&1 || need="$need util-linux"
+# The OCI runtime tests run cordon under a real containerd 1.6 (with ctr),
+# on a busybox image made from Debian's static busybox.
+command -v containerd >/dev/null 2>&1 || need="$need containerd"
+dpkg -s busybox-static >/dev/null 2>&1 || need="$need busybox-static"
 # The network tests: a veth pair into a namespace of servers, real clients.
 command -v ip >/dev/null 2>&1 || need="$need iproute2"
 command -v curl >/dev/null 2>&1 || need="$need curl"

@@ -37,10 +37,12 @@ func newApp() *cli.Command {
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return err
 		},
-		Commands: []*cli.Command{
+		// runc's global flags, for the OCI verbs (oci.go).
+		Flags: globalFlags(),
+		Commands: append([]*cli.Command{
 			runCommand(),
-			specCommand(),
-			listCommand(),
+			ociSpecCommand(),
+			ociListCommand(),
 			gcCommand(),
 			violationsCommand(),
 			logsCommand(),
@@ -53,7 +55,7 @@ func newApp() *cli.Command {
 			proxyConnectCommand(),
 			checkCommand(),
 			hookCommand(),
-		},
+		}, ociCommands()...),
 	}
 	// A usage error is cordon's own failure: one line, no help text.
 	for _, c := range app.Commands {

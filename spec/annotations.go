@@ -1,0 +1,474 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/policy"
+	"cordon.dev/cordon/seccomp"
+)
+
+// Annotations on an OCI bundle that ask cordon, run as an OCI runtime
+// (containerd's runc shim, nerdctl --runtime, a Kubernetes RuntimeClass),
+// to tighten the container before it runs. A bundle without them (and no
+// runtime-level default) runs exactly as under runc.
+const (
+	// AnnotationPolicy names a container policy: a built-in one (see
+	// ContainerPolicies) or the absolute path of a JSON ContainerPolicy
+	// file on the host.
+	AnnotationPolicy = "dev.cordon.policy"
+	// AnnotationNetwork is "none" (loopback only) or "container" (the
+	// network the bundle asks for).
+	AnnotationNetwork = "dev.cordon.network"
+	// AnnotationAllowedDomains is a comma-separated list of domains the
+	// container may reach through cordon's filtering proxy. A detached
+	// container has no cordon process to serve the proxy: it is refused.
+	AnnotationAllowedDomains = "dev.cordon.network.allowedDomains"
+	// AnnotationApplied is set by cordon, never read from a bundle: the
+	// JSON Applied record of what it enforced.
+	AnnotationApplied = "dev.cordon.applied"
+)
+
+// Network modes of a ContainerPolicy.
+const (
+	NetworkNone      = "none"      // a private network namespace with loopback only
+	NetworkContainer = "container" // whatever the bundle asks for
+)
+
+// ContainerPolicy is what cordon enforces on a container it runs from an
+// OCI bundle. Every field only tightens the bundle's spec; zero values
+// leave it as it is.
+type ContainerPolicy struct {
+	// Seccomp replaces the bundle's seccomp profile with cordon's agent
+	// profile (see package seccomp).
+	Seccomp bool `json:"seccomp,omitempty"`
+	// Capabilities, when set, are the only capabilities the process may
+	// keep, in every set: the bundle's capabilities outside it are dropped
+	// and none is added. An empty list drops them all.
+	Capabilities *[]string `json:"capabilities,omitempty"`
+	// ReadonlyRootfs mounts the container's root read-only.
+	ReadonlyRootfs bool `json:"readonlyRootfs,omitempty"`
+	// NoNewPrivileges sets the process's no_new_privs bit.
+	NoNewPrivileges bool `json:"noNewPrivileges,omitempty"`
+	// Network is NetworkNone or NetworkContainer ("" means the latter).
+	Network string `json:"network,omitempty"`
+	// AllowedDomains asks for egress through cordon's filtering proxy to
+	// these domains only. Refused for containers: see
+	// ErrProxyUnavailable.
+	AllowedDomains []string `json:"allowedDomains,omitempty"`
+}
+
+// ContainerPolicies are the built-in container policies.
+var ContainerPolicies = map[string]ContainerPolicy{
+	// agent: everything cordon's own sandbox gives a command that can be
+	// given to a container: the agent seccomp profile, no capabilities, no
+	// new privileges, a read-only root and no network.
+	"agent": {
+		Seccomp: true, Capabilities: &[]string{}, ReadonlyRootfs: true,
+		NoNewPrivileges: true, Network: NetworkNone,
+	},
+	// agent-network: the same, with the network the bundle asks for (for a
+	// pod whose egress a network policy filters).
+	"agent-network": {
+		Seccomp: true, Capabilities: &[]string{}, ReadonlyRootfs: true,
+		NoNewPrivileges: true, Network: NetworkContainer,
+	},
+}
+
+// RuntimeConfig is cordon's runtime-level configuration as an OCI runtime
+// (/etc/cordon/runtime.json).
+type RuntimeConfig struct {
+	// DefaultPolicy is applied to every container: a built-in name, a path,
+	// or "" for none. A container's annotations can only tighten it.
+	DefaultPolicy string `json:"defaultPolicy,omitempty"`
+	// Policies are named policies of the administrator's, usable in
+	// AnnotationPolicy and DefaultPolicy next to the built-in ones.
+	Policies map[string]ContainerPolicy `json:"policies,omitempty"`
+	// IgnoreAnnotations makes cordon ignore containers' dev.cordon.*
+	// annotations: only DefaultPolicy applies.
+	IgnoreAnnotations bool `json:"ignoreAnnotations,omitempty"`
+}
+
+// Applied records what cordon enforced on a container, for `cordon state`.
+type Applied struct {
+	// Policy names where the policy came from: "agent",
+	// "runtime:agent+annotation:/etc/cordon/p.json", ...
+	Policy string `json:"policy"`
+	// Seccomp is "agent" when cordon's profile replaced the bundle's.
+	Seccomp string `json:"seccomp,omitempty"`
+	// Capabilities are the capabilities the process kept (nil: unchanged).
+	Capabilities *[]string `json:"capabilities,omitempty"`
+	// Dropped are the capabilities cordon removed from the bundle's.
+	Dropped         []string `json:"droppedCapabilities,omitempty"`
+	ReadonlyRootfs  bool     `json:"readonlyRootfs,omitempty"`
+	NoNewPrivileges bool     `json:"noNewPrivileges,omitempty"`
+	// Network is NetworkNone or NetworkContainer.
+	Network string `json:"network"`
+	// Notes say what cordon changed beyond the fields above.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ErrProxyUnavailable is returned for a container whose policy allows
+// domains through cordon's proxy: create returns while the container lives
+// on, and no cordon process stays to serve the proxy.
+var ErrProxyUnavailable = errors.New("egress through cordon's filtering proxy is not available to containers")
+
+// userAnnotations are the dev.cordon.* annotations a bundle may carry to
+// ask for a policy; internal are the ones cordon's own compiled specs carry
+// (cordon run), which the OCI runtime ignores.
+var (
+	userAnnotations = []string{AnnotationPolicy, AnnotationNetwork, AnnotationAllowedDomains}
+	internal        = []string{
+		AnnotationWorkspace, AnnotationMode, AnnotationScrub, AnnotationLandlock,
+		AnnotationLimits, AnnotationProxy,
+	}
+)
+
+// ParseRuntimeConfig reads a RuntimeConfig, strictly: an unknown key is an
+// error, as a typo must not turn a policy off.
+func ParseRuntimeConfig(data []byte) (*RuntimeConfig, error) {
+	var c RuntimeConfig
+	if err := strictJSON(data, &c); err != nil {
+		return nil, err
+	}
+	for name, p := range c.Policies {
+		if _, ok := ContainerPolicies[name]; ok {
+			return nil, fmt.Errorf("policies: %q is a built-in policy", name)
+		}
+		if err := p.check(); err != nil {
+			return nil, fmt.Errorf("policies: %s: %w", name, err)
+		}
+	}
+	return &c, nil
+}
+
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func (p ContainerPolicy) check() error {
+	switch p.Network {
+	case "", NetworkNone, NetworkContainer:
+	default:
+		return fmt.Errorf("network: unknown mode %q (want %q or %q)", p.Network, NetworkNone, NetworkContainer)
+	}
+	for _, d := range p.AllowedDomains {
+		if _, err := policy.CheckDomainPattern(d); err != nil {
+			return fmt.Errorf("allowedDomains: %w", err)
+		}
+	}
+	if p.Capabilities != nil {
+		for _, c := range *p.Capabilities {
+			if !strings.HasPrefix(c, "CAP_") {
+				return fmt.Errorf("capabilities: %q is not a capability name (CAP_...)", c)
+			}
+		}
+	}
+	return nil
+}
+
+// ContainerPolicyFor returns the policy for a container with the given
+// annotations under the runtime configuration cfg (nil for none), and a
+// name saying where it came from; nil when nothing applies. readFile reads
+// a policy file named by path.
+func ContainerPolicyFor(annotations map[string]string, cfg *RuntimeConfig, readFile func(string) ([]byte, error)) (*ContainerPolicy, string, error) {
+	if cfg == nil {
+		cfg = &RuntimeConfig{}
+	}
+	var (
+		pols  []ContainerPolicy
+		names []string
+	)
+	add := func(source, name string) error {
+		p, err := lookupPolicy(name, cfg, readFile)
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", source, name, err)
+		}
+		pols = append(pols, p)
+		names = append(names, source+":"+name)
+		return nil
+	}
+	if cfg.DefaultPolicy != "" {
+		if err := add("runtime", cfg.DefaultPolicy); err != nil {
+			return nil, "", err
+		}
+	}
+	if !cfg.IgnoreAnnotations {
+		if err := checkAnnotations(annotations); err != nil {
+			return nil, "", err
+		}
+		if name := annotations[AnnotationPolicy]; name != "" {
+			if err := add("annotation", name); err != nil {
+				return nil, "", err
+			}
+		}
+		if v, ok := annotations[AnnotationNetwork]; ok {
+			p := ContainerPolicy{Network: v}
+			if err := p.check(); err != nil {
+				return nil, "", fmt.Errorf("annotation %s: %w", AnnotationNetwork, err)
+			}
+			pols = append(pols, p)
+			names = append(names, AnnotationNetwork+"="+v)
+		}
+		if v, ok := annotations[AnnotationAllowedDomains]; ok {
+			var p ContainerPolicy
+			for d := range strings.SplitSeq(v, ",") {
+				if d = strings.TrimSpace(d); d != "" {
+					p.AllowedDomains = append(p.AllowedDomains, d)
+				}
+			}
+			if err := p.check(); err != nil {
+				return nil, "", fmt.Errorf("annotation %s: %w", AnnotationAllowedDomains, err)
+			}
+			if len(p.AllowedDomains) == 0 {
+				// An empty list means no network, as in sandbox-runtime.
+				p.Network = NetworkNone
+			}
+			pols = append(pols, p)
+			names = append(names, AnnotationAllowedDomains)
+		}
+	}
+	if len(pols) == 0 {
+		return nil, "", nil
+	}
+	merged := pols[0]
+	for _, p := range pols[1:] {
+		merged = merged.merge(p)
+	}
+	return &merged, strings.Join(names, "+"), nil
+}
+
+// checkAnnotations refuses dev.cordon.* annotations cordon does not know:
+// a misspelt policy annotation must not run the container unconfined.
+func checkAnnotations(a map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		if !strings.HasPrefix(k, "dev.cordon.") || slices.Contains(userAnnotations, k) ||
+			slices.Contains(internal, k) || k == AnnotationApplied {
+			continue
+		}
+		return fmt.Errorf("unknown annotation %s (cordon knows %s)", k, strings.Join(userAnnotations, ", "))
+	}
+	return nil
+}
+
+func lookupPolicy(name string, cfg *RuntimeConfig, readFile func(string) ([]byte, error)) (ContainerPolicy, error) {
+	if p, ok := ContainerPolicies[name]; ok {
+		return p, nil
+	}
+	if p, ok := cfg.Policies[name]; ok {
+		return p, nil
+	}
+	if !filepath.IsAbs(name) {
+		known := slices.Sorted(maps.Keys(ContainerPolicies))
+		known = append(known, slices.Sorted(maps.Keys(cfg.Policies))...)
+		return ContainerPolicy{}, fmt.Errorf("no such policy (known: %s; or the absolute path of a policy file)", strings.Join(known, ", "))
+	}
+	if readFile == nil {
+		return ContainerPolicy{}, errors.New("policy files cannot be read here")
+	}
+	data, err := readFile(name)
+	if err != nil {
+		return ContainerPolicy{}, err
+	}
+	var p ContainerPolicy
+	if err := strictJSON(data, &p); err != nil {
+		return ContainerPolicy{}, fmt.Errorf("policy file: %w", err)
+	}
+	return p, p.check()
+}
+
+// merge returns the stricter of p and q in every field.
+func (p ContainerPolicy) merge(q ContainerPolicy) ContainerPolicy {
+	out := ContainerPolicy{
+		Seccomp:         p.Seccomp || q.Seccomp,
+		ReadonlyRootfs:  p.ReadonlyRootfs || q.ReadonlyRootfs,
+		NoNewPrivileges: p.NoNewPrivileges || q.NoNewPrivileges,
+		Capabilities:    p.Capabilities,
+		Network:         p.Network,
+	}
+	switch {
+	case q.Capabilities == nil:
+	case p.Capabilities == nil:
+		out.Capabilities = q.Capabilities
+	default:
+		kept := intersect(*p.Capabilities, *q.Capabilities)
+		out.Capabilities = &kept
+	}
+	if q.Network == NetworkNone || out.Network == "" {
+		out.Network = q.Network
+	}
+	switch {
+	case out.Network == NetworkNone:
+		// No network at all is stricter than any proxy.
+	case len(p.AllowedDomains) > 0 && len(q.AllowedDomains) > 0:
+		out.AllowedDomains = intersect(p.AllowedDomains, q.AllowedDomains)
+		if len(out.AllowedDomains) == 0 {
+			out.Network = NetworkNone
+		}
+	case len(p.AllowedDomains) > 0:
+		out.AllowedDomains = p.AllowedDomains
+	default:
+		out.AllowedDomains = q.AllowedDomains
+	}
+	return out
+}
+
+func intersect(a, b []string) []string {
+	out := []string{}
+	for _, s := range a {
+		if slices.Contains(b, s) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ContainerOpts are the facts about the host that tightening a container
+// needs.
+type ContainerOpts struct {
+	// NetworkHook is the program, with its arguments, that runs as the
+	// container's last createRuntime hook when it gets no network: it
+	// removes every interface but loopback from the container's network
+	// namespace, whatever earlier hooks (a CNI hook of nerdctl's) put there.
+	NetworkHook []string
+	// Seccomp are the options of the agent profile.
+	Seccomp seccomp.Options
+}
+
+// Tighten applies the container policy p to the bundle's spec s and
+// returns what it did; the record is also in s's AnnotationApplied. A nil
+// p leaves s alone apart from removing an AnnotationApplied the bundle
+// carried (only cordon may write it).
+func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) (*Applied, error) {
+	delete(s.Annotations, AnnotationApplied)
+	if p == nil {
+		return nil, nil
+	}
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if s.Process == nil {
+		return nil, fmt.Errorf("%w: the bundle has no process", ErrInvalid)
+	}
+	if len(p.AllowedDomains) > 0 && p.Network != NetworkNone {
+		return nil, fmt.Errorf("%w (%s asks for %s): a container's create returns while it runs, and no cordon process stays to serve the proxy; use %s=none for no network, or filter egress with a network policy and %q",
+			ErrProxyUnavailable, source, strings.Join(p.AllowedDomains, ","), AnnotationNetwork, "agent-network")
+	}
+	a := &Applied{Policy: source, Network: NetworkContainer}
+	if s.Linux == nil {
+		s.Linux = &specs.Linux{}
+	}
+	if p.Seccomp {
+		profile, err := seccomp.Profile(o.Seccomp)
+		if err != nil {
+			return nil, fmt.Errorf("agent seccomp profile: %w", err)
+		}
+		if s.Linux.Seccomp != nil {
+			a.Notes = append(a.Notes, "the bundle's seccomp profile was replaced by the agent profile")
+		}
+		s.Linux.Seccomp = profile
+		a.Seccomp = "agent"
+	}
+	if p.Capabilities != nil {
+		a.Capabilities, a.Dropped = keepCapabilities(s.Process, *p.Capabilities)
+	}
+	if p.ReadonlyRootfs {
+		if s.Root == nil {
+			return nil, fmt.Errorf("%w: the bundle has no root", ErrInvalid)
+		}
+		s.Root.Readonly = true
+		a.ReadonlyRootfs = true
+	}
+	if p.NoNewPrivileges {
+		s.Process.NoNewPrivileges = true
+		a.NoNewPrivileges = true
+	}
+	if p.Network == NetworkNone {
+		a.Network = NetworkNone
+		a.Notes = append(a.Notes, isolateNetwork(s, o.NetworkHook)...)
+	}
+	if err := withJSONAnnotation(s, AnnotationApplied, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// keepCapabilities removes from every capability set of the process what
+// is not in keep; it returns what the process kept and what was dropped.
+func keepCapabilities(proc *specs.Process, keep []string) (kept *[]string, dropped []string) {
+	c := proc.Capabilities
+	if c == nil {
+		c = &specs.LinuxCapabilities{}
+		proc.Capabilities = c
+	}
+	all := map[string]bool{}
+	filter := func(set []string) []string {
+		out := []string{}
+		for _, name := range set {
+			if slices.Contains(keep, name) {
+				out = append(out, name)
+			} else {
+				all[name] = true
+			}
+		}
+		return out
+	}
+	c.Bounding, c.Effective, c.Inheritable = filter(c.Bounding), filter(c.Effective), filter(c.Inheritable)
+	c.Permitted, c.Ambient = filter(c.Permitted), filter(c.Ambient)
+	k := intersect(c.Bounding, c.Bounding)
+	for name := range all {
+		dropped = append(dropped, name)
+	}
+	sort.Strings(dropped)
+	return &k, dropped
+}
+
+// isolateNetwork gives the container a private network namespace (loopback
+// only) instead of the host's or a shared one, and appends the hook that
+// takes out interfaces earlier hooks configured in it.
+func isolateNetwork(s *specs.Spec, hook []string) (notes []string) {
+	found := false
+	for i, ns := range s.Linux.Namespaces {
+		if ns.Type != specs.NetworkNamespace {
+			continue
+		}
+		found = true
+		if ns.Path != "" {
+			notes = append(notes, "the network namespace "+ns.Path+" was replaced by a private one")
+			s.Linux.Namespaces[i].Path = ""
+		}
+	}
+	if !found {
+		notes = append(notes, "the host network was replaced by a private network namespace")
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
+	}
+	if len(hook) > 0 {
+		if s.Hooks == nil {
+			s.Hooks = &specs.Hooks{}
+		}
+		// Last, so that it runs after every hook of the bundle's (prestart
+		// hooks run before createRuntime ones).
+		s.Hooks.CreateRuntime = append(s.Hooks.CreateRuntime, specs.Hook{Path: hook[0], Args: hook})
+		if len(s.Hooks.CreateRuntime) > 1 || len(s.Hooks.Prestart) > 0 { //nolint:staticcheck // prestart is deprecated, still run
+			notes = append(notes, "interfaces the bundle's hooks add to the container's network namespace are removed")
+		}
+	}
+	return notes
+}

@@ -1,0 +1,211 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func containerSpec() *specs.Spec {
+	return &specs.Spec{
+		Version: specs.Version,
+		Root:    &specs.Root{Path: "rootfs"},
+		Process: &specs.Process{
+			Args: []string{"sh"}, Cwd: "/",
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding:  []string{"CAP_CHOWN", "CAP_NET_BIND_SERVICE", "CAP_KILL"},
+				Effective: []string{"CAP_CHOWN", "CAP_NET_BIND_SERVICE", "CAP_KILL"},
+				Permitted: []string{"CAP_CHOWN", "CAP_NET_BIND_SERVICE", "CAP_KILL"},
+			},
+		},
+		Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{
+			{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace, Path: "/var/run/netns/cni-1"}, {Type: specs.MountNamespace},
+		}},
+	}
+}
+
+func TestContainerPolicyFor(t *testing.T) {
+	files := map[string]string{
+		"/etc/cordon/caps.json":  `{"capabilities": ["CAP_CHOWN", "CAP_KILL"]}`,
+		"/etc/cordon/typo.json":  `{"readonlyRootf": true}`,
+		"/etc/cordon/proxy.json": `{"allowedDomains": ["example.com"]}`,
+	}
+	read := func(p string) ([]byte, error) {
+		if s, ok := files[p]; ok {
+			return []byte(s), nil
+		}
+		return nil, os.ErrNotExist
+	}
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		cfg         *RuntimeConfig
+		want        *ContainerPolicy
+		wantSource  string
+		wantErr     string
+	}{
+		{name: "none", want: nil},
+		{name: "other annotations", annotations: map[string]string{"io.kubernetes.pod.name": "x"}, want: nil},
+		{
+			name: "built-in", annotations: map[string]string{AnnotationPolicy: "agent"},
+			want: ptr(ContainerPolicies["agent"]), wantSource: "annotation:agent",
+		},
+		{
+			name: "file", annotations: map[string]string{AnnotationPolicy: "/etc/cordon/caps.json"},
+			want: &ContainerPolicy{Capabilities: &[]string{"CAP_CHOWN", "CAP_KILL"}}, wantSource: "annotation:/etc/cordon/caps.json",
+		},
+		{name: "unknown name", annotations: map[string]string{AnnotationPolicy: "strict"}, wantErr: `no such policy (known: agent, agent-network`},
+		{name: "typo in a file", annotations: map[string]string{AnnotationPolicy: "/etc/cordon/typo.json"}, wantErr: `unknown field "readonlyRootf"`},
+		{name: "typo in a key", annotations: map[string]string{"dev.cordon.polcy": "agent"}, wantErr: "unknown annotation dev.cordon.polcy"},
+		{
+			name: "runtime default, annotation tightens",
+			cfg:  &RuntimeConfig{DefaultPolicy: "agent-network"}, annotations: map[string]string{AnnotationNetwork: "none"},
+			want: ptr(ContainerPolicies["agent"]), wantSource: "runtime:agent-network+dev.cordon.network=none",
+		},
+		{
+			name: "an annotation cannot loosen the default",
+			cfg:  &RuntimeConfig{DefaultPolicy: "agent"}, annotations: map[string]string{AnnotationNetwork: "container", AnnotationPolicy: "/etc/cordon/caps.json"},
+			want: ptr(ContainerPolicies["agent"]), wantSource: "runtime:agent+annotation:/etc/cordon/caps.json+dev.cordon.network=container",
+		},
+		{
+			name: "ignored annotations",
+			cfg:  &RuntimeConfig{IgnoreAnnotations: true}, annotations: map[string]string{AnnotationPolicy: "agent", "dev.cordon.polcy": "x"},
+			want: nil,
+		},
+		{
+			name: "administrator's policy",
+			cfg:  &RuntimeConfig{Policies: map[string]ContainerPolicy{"ro": {ReadonlyRootfs: true}}}, annotations: map[string]string{AnnotationPolicy: "ro"},
+			want: &ContainerPolicy{ReadonlyRootfs: true}, wantSource: "annotation:ro",
+		},
+		{
+			name: "allowed domains", annotations: map[string]string{AnnotationAllowedDomains: "example.com, *.github.com"},
+			want: &ContainerPolicy{AllowedDomains: []string{"example.com", "*.github.com"}}, wantSource: AnnotationAllowedDomains,
+		},
+		{
+			name: "empty allowed domains is no network", annotations: map[string]string{AnnotationAllowedDomains: ""},
+			want: &ContainerPolicy{Network: NetworkNone}, wantSource: AnnotationAllowedDomains,
+		},
+		{
+			name: "no network beats allowed domains",
+			cfg:  &RuntimeConfig{DefaultPolicy: "agent"}, annotations: map[string]string{AnnotationAllowedDomains: "example.com"},
+			want: ptr(ContainerPolicies["agent"]), wantSource: "runtime:agent+" + AnnotationAllowedDomains,
+		},
+		{name: "bad domain", annotations: map[string]string{AnnotationAllowedDomains: "http://x"}, wantErr: "is not a host name"},
+		{name: "bad network", annotations: map[string]string{AnnotationNetwork: "host"}, wantErr: `unknown mode "host"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, source, err := ContainerPolicyFor(tc.annotations, tc.cfg, read)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("policy (-want +got):\n%s", diff)
+			}
+			if source != tc.wantSource {
+				t.Errorf("source %q, want %q", source, tc.wantSource)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestTightenAgent(t *testing.T) {
+	s := containerSpec()
+	s.Annotations = map[string]string{AnnotationApplied: `{"policy":"forged"}`}
+	a, err := Tighten(s, ptr(ContainerPolicies["agent"]), "annotation:agent", ContainerOpts{NetworkHook: []string{"/usr/local/bin/cordon", "oci-hook", "isolate-network"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Linux.Seccomp == nil || a.Seccomp != "agent" {
+		t.Error("no agent seccomp profile")
+	}
+	c := s.Process.Capabilities
+	if len(c.Bounding)+len(c.Effective)+len(c.Permitted) != 0 {
+		t.Errorf("capabilities left: %+v", c)
+	}
+	if diff := cmp.Diff([]string{"CAP_CHOWN", "CAP_KILL", "CAP_NET_BIND_SERVICE"}, a.Dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	if !s.Root.Readonly || !s.Process.NoNewPrivileges {
+		t.Error("root writable or new privileges allowed")
+	}
+	if ns := s.Linux.Namespaces[1]; ns.Type != specs.NetworkNamespace || ns.Path != "" {
+		t.Errorf("network namespace %+v, want a private one", ns)
+	}
+	if h := s.Hooks.CreateRuntime; len(h) != 1 || h[0].Path != "/usr/local/bin/cordon" {
+		t.Errorf("createRuntime hooks %+v, want cordon's network hook", h)
+	}
+	var recorded Applied
+	if err := json.Unmarshal([]byte(s.Annotations[AnnotationApplied]), &recorded); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(*a, recorded); diff != "" {
+		t.Errorf("recorded (-returned +annotation):\n%s", diff)
+	}
+}
+
+func TestTightenHostNetworkAndHooks(t *testing.T) {
+	s := containerSpec()
+	s.Linux.Namespaces = s.Linux.Namespaces[:1]
+	s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/usr/bin/nerdctl"}}}
+	a, err := Tighten(s, &ContainerPolicy{Network: NetworkNone}, "x", ContainerOpts{NetworkHook: []string{"/cordon", "oci-hook", "isolate-network"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Linux.Namespaces); n != 2 || s.Linux.Namespaces[1].Type != specs.NetworkNamespace {
+		t.Errorf("namespaces %+v, want a new network namespace", s.Linux.Namespaces)
+	}
+	// Cordon's hook runs after the bundle's (nerdctl's CNI setup).
+	if h := s.Hooks.CreateRuntime; len(h) != 2 || h[1].Path != "/cordon" {
+		t.Errorf("createRuntime hooks %+v, want cordon's last", h)
+	}
+	if len(a.Notes) != 2 {
+		t.Errorf("notes %q, want the host network and the hooks", a.Notes)
+	}
+	// The rest of the spec is as the bundle has it.
+	if s.Linux.Seccomp != nil || s.Root.Readonly || len(s.Process.Capabilities.Bounding) != 3 {
+		t.Error("network only: something else changed")
+	}
+}
+
+func TestTightenRefusesProxy(t *testing.T) {
+	_, err := Tighten(containerSpec(), &ContainerPolicy{AllowedDomains: []string{"example.com"}}, AnnotationAllowedDomains, ContainerOpts{})
+	if !errors.Is(err, ErrProxyUnavailable) {
+		t.Fatalf("error %v, want ErrProxyUnavailable", err)
+	}
+}
+
+func TestTightenNothing(t *testing.T) {
+	s := containerSpec()
+	want := containerSpec()
+	a, err := Tighten(s, nil, "", ContainerOpts{})
+	if err != nil || a != nil {
+		t.Fatalf("Tighten(nil) = %v, %v", a, err)
+	}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("a bundle without a policy changed (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseRuntimeConfig(t *testing.T) {
+	if _, err := ParseRuntimeConfig([]byte(`{"defaultPolicy": "agent", "policies": {"ro": {"readonlyRootfs": true}}}`)); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{`{"defaultPolicyy": "agent"}`, `{"policies": {"agent": {}}}`, `{"policies": {"x": {"network": "host"}}}`, `{} {}`} {
+		if _, err := ParseRuntimeConfig([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

@@ -19,7 +19,7 @@
  * sandbox's user namespace maps only root, as libcontainer requires), under
  * the seccomp program read from S (a little-endian uint64 of filter flags,
  * then struct sock_filter[]; see spec.InitSeccompFD), which it then
- * installs in itself as well (without a listener), and with the Landlock rules read from L
+ * installs in itself as well (without a listener) before the command runs, and with the Landlock rules read from L
  * (records "r", "w" or "l", NUL, path, NUL; see spec.InitLandlockFD) as far as
  * the kernel's Landlock ABI allows. With --proxy-fd it listens on
  * 127.0.0.1 at each of the ports inside the sandbox's network namespace and
@@ -449,7 +449,7 @@ static int apply_landlock(const struct landlock_rules *r, const char **what)
 }
 
 static void child(const struct options *o, const struct program *prog, const struct landlock_rules *ll,
-		  char **envp, int report_fd, int foreground)
+		  char **envp, int report_fd, int go_fd, int foreground)
 {
 	sigset_t none;
 	char map[64];
@@ -484,6 +484,18 @@ static void child(const struct options *o, const struct program *prog, const str
 		const char *what = "landlock";
 		if (apply_landlock(ll, &what) < 0)
 			report_and_exit(report_fd, what);
+	}
+	/* The init confines itself first: the command never sees an
+	 * unconfined PID 1. */
+	{
+		char go;
+		ssize_t n;
+		do {
+			n = read(go_fd, &go, 1);
+		} while (n < 0 && errno == EINTR);
+		if (n != 1)
+			report_and_exit(report_fd, "wait for the init");
+		close(go_fd);
 	}
 	/* Last, as it forbids much of the above (new user namespaces
 	 * first of all). */
@@ -631,7 +643,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	struct report r;
 	struct stat st;
 	sigset_t all;
-	int report[2], sfd, foreground, status = -1;
+	int report[2], go[2], sfd, foreground, status = -1;
 	pid_t pid;
 	ssize_t n;
 
@@ -693,7 +705,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		fail("signalfd", errno);
 		return 125;
 	}
-	if (pipe2(report, O_CLOEXEC) < 0) {
+	if (pipe2(report, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
 		fail("pipe", errno);
 		return 125;
 	}
@@ -702,14 +714,16 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	pid = syscall(SYS_clone, SIGCHLD | (o.uid >= 0 ? CLONE_NEWUSER : 0), 0, 0, 0, 0);
 	if (pid == 0) {
 		close(report[0]);
+		close(go[1]);
 		close(sfd);
-		child(&o, progp, llp, envp, report[1], foreground);
+		child(&o, progp, llp, envp, report[1], go[0], foreground);
 	}
 	if (pid < 0) {
 		fail(o.uid >= 0 ? "create the command's user namespace" : "fork", errno);
 		return 125;
 	}
 	close(report[1]);
+	close(go[0]);
 	if (o.notify_fd >= 0)
 		close(o.notify_fd);
 	/* The capability that made the command's namespace is not needed
@@ -719,6 +733,20 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		kill(pid, SIGKILL);
 		return 125;
 	}
+	/* The init is as confined as the command, before the command runs
+	 * (its notifying system calls, none of which it makes, would fail
+	 * with ENOSYS: the listener is the command's). */
+	if (progp && install(progp, progp->flags & ~(unsigned long)SECCOMP_FILTER_FLAG_NEW_LISTENER) < 0) {
+		fail("seccomp", errno);
+		kill(pid, SIGKILL);
+		return 125;
+	}
+	if (write(go[1], "g", 1) != 1) {
+		fail("start the command", errno);
+		kill(pid, SIGKILL);
+		return 125;
+	}
+	close(go[1]);
 	/* The report pipe closes when the command's execve succeeds. */
 	do {
 		n = read(report[0], &r, sizeof(r));
@@ -736,14 +764,6 @@ static int sandbox_init(int argc, char **argv, char **envp)
 			return r.err == ENOENT ? 127 : 126;
 		}
 		fail(r.what, r.err);
-		return 125;
-	}
-	/* The init is as confined as the command from now on (its
-	 * notifying system calls, none of which it makes, would fail
-	 * with ENOSYS). */
-	if (progp && install(progp, progp->flags & ~(unsigned long)SECCOMP_FILTER_FLAG_NEW_LISTENER) < 0) {
-		fail("seccomp", errno);
-		kill_all(pid);
 		return 125;
 	}
 

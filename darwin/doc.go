@@ -8,7 +8,10 @@
 // only to cordon's filtering proxy on the loopback interface.
 //
 // Profile is a pure function apart from optionally reading the file system
-// it is given, so it builds and is golden-tested on every OS. Running a
-// command under sandbox-exec (Run) and following the unified log for the
-// run's violations (StartMonitor) exist on darwin only.
+// it is given, so it builds and is golden-tested on every OS, as are the
+// parser of the unified log's reports (ParseViolation) and their
+// explanation (Explainer). Running a command under sandbox-exec (Run) and
+// following the unified log for the run's violations (StartMonitor) need
+// macOS; they build on every Unix so that their process handling is
+// tested elsewhere with stand-ins for sandbox-exec and log.
 package darwin

@@ -10,12 +10,16 @@ import (
 // sandboxEnv tells tools inside that they run in a sandbox, as on Linux.
 var sandboxEnv = []string{"CORDON_SANDBOX=1", "SANDBOX_RUNTIME=1", "IS_SANDBOX=1"}
 
+// defaultPath is the command's PATH when the caller has none, as on Linux:
+// macOS's standard directories.
+const defaultPath = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
 // Environ returns the environment of a sandboxed command: the caller's
-// environ filtered by the policy, the sandbox markers, and TMPDIR in the
+// environ filtered by the policy, the sandbox markers, TMPDIR in the
 // run's temporary directory, with clang's module cache there too (it would
-// otherwise go to the per-user cache directory, which is not writable).
-// The proxy's variables are netproxy.Env's; append them when the policy
-// allows any domain.
+// otherwise go to the per-user cache directory, which is not writable),
+// and a default PATH when there is none. The proxy's variables are
+// netproxy.Env's; append them when the policy allows any domain.
 func Environ(p *policy.Policy, r Request, environ []string) []string {
 	set := append([]string(nil), sandboxEnv...)
 	if r.TempDir != "" {
@@ -32,5 +36,9 @@ func Environ(p *policy.Policy, r Request, environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	return append(out, set...)
+	out = append(out, set...)
+	if _, ok := lookupEnv(out, "PATH"); !ok {
+		out = append(out, defaultPath)
+	}
+	return out
 }

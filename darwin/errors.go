@@ -10,3 +10,9 @@ var ErrInvalid = errors.New("invalid macOS sandbox request")
 // ExitCordonFailed is the status Run returns when cordon itself could not
 // carry out the run; nothing ran.
 const ExitCordonFailed = 125
+
+// Errors of LookCommand: the command cannot be executed.
+var (
+	ErrNotFound      = errors.New("command not found")
+	ErrNotExecutable = errors.New("permission denied")
+)

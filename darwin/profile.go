@@ -162,9 +162,13 @@ func (c *compiler) check() error {
 	return nil
 }
 
-// networkOn reports whether the policy allows any network destination: an
-// empty allowedDomains means no network at all.
-func networkOn(p *policy.Policy) bool { return len(p.Network.AllowedDomains) > 0 }
+// networkOn reports whether the policy may allow any network destination,
+// so that the command gets the proxy: some allowedDomains, or an ask
+// command that may allow others (as spec.Proxied on Linux). An empty
+// allowedDomains without one means no network at all.
+func networkOn(p *policy.Policy) bool {
+	return len(p.Network.AllowedDomains) > 0 || p.Network.AskCommand != ""
+}
 
 // collect turns the policy's paths into patterns, in every spelling.
 func (c *compiler) collect() {

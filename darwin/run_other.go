@@ -1,4 +1,4 @@
-//go:build !darwin
+//go:build !unix
 
 package darwin
 
@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"time"
 )
 
 // Options are the host side of one run; see the darwin build.
@@ -15,27 +17,30 @@ type Options struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	PTY            *PTY
+	Timeout        time.Duration
+	OutputLimit    int64
+	Rlimits        []Rlimit
+	Self           string
+	Started        func(pid int)
 }
 
-// PTY is a pseudo-terminal for one command; only darwin has them here.
-type PTY struct{}
-
-// OpenPTY is not supported on this OS.
-func OpenPTY() (*PTY, error) { return nil, errors.ErrUnsupported }
-
-// Name returns "".
-func (*PTY) Name() string { return "" }
-
-// Close does nothing.
-func (*PTY) Close() error { return nil }
+// Result is how a run ended; see the darwin build.
+type Result struct {
+	Status   int
+	TimedOut bool
+	State    *os.ProcessState
+}
 
 // Run is not supported on this OS: sandbox-exec is macOS's.
-func Run(context.Context, string, []string, Options) (int, error) {
-	return ExitCordonFailed, errors.ErrUnsupported
+func Run(context.Context, string, []string, Options) (Result, error) {
+	return Result{Status: ExitCordonFailed}, errors.ErrUnsupported
 }
 
 // Check is not supported on this OS.
 func Check(context.Context, string) error { return errors.ErrUnsupported }
+
+// LimitChild does nothing on this OS.
+func LimitChild() {}
 
 // Monitor follows the unified log; only darwin has one.
 type Monitor struct{}
@@ -46,4 +51,4 @@ func StartMonitor(context.Context, string, func(Violation)) (*Monitor, error) {
 }
 
 // Stop does nothing.
-func (*Monitor) Stop() error { return nil }
+func (*Monitor) Stop(time.Duration) error { return nil }

@@ -7,6 +7,20 @@ import (
 	"syscall"
 )
 
+// ExitTimedOut is the status of a run its timeout ended, as coreutils'
+// timeout gives.
+const ExitTimedOut = 124
+
+// runStatus is the status of a run: ExitTimedOut when the timeout ended
+// it (cordon killed it, so a signal did; a command that exited as the
+// timer fired keeps its status), exitStatus otherwise.
+func runStatus(ps *os.ProcessState, timedOut bool) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && timedOut && ws.Signaled() {
+		return ExitTimedOut
+	}
+	return exitStatus(ps)
+}
+
 // exitStatus maps how a process ended to the status cordon exits with:
 // its own status, or 128+N when signal N ended it.
 func exitStatus(ps *os.ProcessState) int {

@@ -55,3 +55,27 @@ func TestDirect(t *testing.T) {
 		t.Error("a file is copied through a pipe")
 	}
 }
+
+func TestRunStatus(t *testing.T) {
+	state := func(script string) *os.ProcessState {
+		cmd := exec.Command("/bin/sh", "-c", script)
+		_ = cmd.Run()
+		return cmd.ProcessState
+	}
+	killed, exited := state("kill -KILL $$"), state("exit 3")
+	for _, tc := range []struct {
+		name     string
+		ps       *os.ProcessState
+		timedOut bool
+		want     int
+	}{
+		{"killed by the timeout", killed, true, ExitTimedOut},
+		{"killed otherwise", killed, false, 128 + 9},
+		{"exited as the timer fired", exited, true, 3},
+		{"exited", exited, false, 3},
+	} {
+		if got := runStatus(tc.ps, tc.timedOut); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -23,8 +23,14 @@ const (
 	KindWrite = "write"
 	// KindRead is an open of a path hidden from the sandbox.
 	KindRead = "read"
-	// KindNetwork is a connection the network proxy refused.
+	// KindNetwork is a connection the network proxy refused (on macOS
+	// also one the sandbox refused: only the proxy is reachable).
 	KindNetwork = "network"
+	// KindOperation is another operation macOS's sandbox refused: a Mach
+	// service, a sysctl, IOKit, a signal to a process outside the
+	// sandbox, listening on a port. Syscall is the Seatbelt operation,
+	// Args what it was refused.
+	KindOperation = "operation"
 )
 
 // Violation is one thing the sandbox refused.
@@ -62,6 +68,8 @@ func (v Violation) Target() string {
 		return v.Path
 	case v.Host != "":
 		return v.Host + ":" + strconv.Itoa(v.Port)
+	case v.Kind == KindOperation && len(v.Args) > 0:
+		return v.Syscall + " " + strings.Join(v.Args, " ")
 	}
 	return v.Syscall
 }
@@ -80,6 +88,8 @@ func (v Violation) Summary() string {
 		what = "blocked connection to " + v.Target()
 	case KindSocket:
 		what = "blocked " + v.Syscall + "(" + strings.Join(v.Args, ", ") + ")"
+	case KindOperation:
+		what = "blocked " + v.Target()
 	default:
 		what = "blocked system call " + v.Syscall
 	}

@@ -29,6 +29,13 @@ func TestViolationSummary(t *testing.T) {
 			"blocked socket(AF_UNIX, SOCK_STREAM, 0) by docker (unix sockets reach outside the sandbox)"},
 		{Violation{Kind: KindSyscall, Syscall: "mount", Reason: "namespaces and mounts are cordon's to set up"},
 			"blocked system call mount (namespaces and mounts are cordon's to set up)"},
+		// macOS
+		{Violation{Kind: KindOperation, Syscall: "mach-lookup", Args: []string{"com.apple.FontServer"}, Command: "java", Reason: "a Mach service not on the sandbox's list"},
+			"blocked mach-lookup com.apple.FontServer by java (a Mach service not on the sandbox's list)"},
+		{Violation{Kind: KindOperation, Syscall: "signal", Command: "kill", Reason: "only processes of the same sandbox can be signalled"},
+			"blocked signal by kill (only processes of the same sandbox can be signalled)"},
+		{Violation{Kind: KindSocket, Syscall: "connect", Args: []string{"/private/var/run/docker.sock"}, Path: "/private/var/run/docker.sock", Command: "docker"},
+			"blocked connect(/private/var/run/docker.sock) by docker"},
 	}
 	for _, tc := range tests {
 		if got := tc.v.Summary(); got != tc.want {
@@ -59,6 +66,12 @@ func TestIgnoreMatch(t *testing.T) {
 		{"other port", Ignore{"*": {"telemetry.example:80"}}, "curl", conn, false},
 		{"system call", Ignore{"gdb": {"ptrace"}}, "gdb ./a.out", call, true},
 		{"empty entry matches nothing", Ignore{"*": {""}}, "make", write, false},
+		{"macOS operation by its target", Ignore{"*": {"com.apple.FontServer"}}, "java -jar x",
+			Violation{Kind: KindOperation, Syscall: "mach-lookup", Args: []string{"com.apple.FontServer"}}, true},
+		{"macOS operation by its name", Ignore{"java": {"mach-lookup"}}, "java -jar x",
+			Violation{Kind: KindOperation, Syscall: "mach-lookup", Args: []string{"com.apple.FontServer"}}, true},
+		{"macOS unix socket by its path", Ignore{"*": {"docker.sock"}}, "docker ps",
+			Violation{Kind: KindSocket, Syscall: "connect", Args: []string{"/private/var/run/docker.sock"}, Path: "/private/var/run/docker.sock"}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

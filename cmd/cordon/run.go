@@ -24,6 +24,9 @@ func runCommand() *cli.Command {
 		),
 		StopOnNthArg: ptr(1),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if done, err := runNative(ctx, cmd); done {
+				return err // macOS: run_darwin.go
+			}
 			id := detachedID()
 			if cmd.Bool("detach") && id == "" {
 				return detach(cmd)

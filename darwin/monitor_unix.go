@@ -1,3 +1,5 @@
+//go:build unix
+
 package darwin
 
 import (
@@ -12,16 +14,12 @@ import (
 	"time"
 )
 
-// LogCommand is the unified log's command-line tool.
-const LogCommand = "/usr/bin/log"
+// logCommand is the program StartMonitor runs: LogCommand, which tests
+// replace with a stand-in.
+var logCommand = LogCommand
 
-// Monitor timing: how long `log stream` may take to start filtering, and
-// how long Stop waits for reports still on their way (the kernel logs a
-// denial asynchronously).
-const (
-	monitorReady = 3 * time.Second
-	monitorFlush = 250 * time.Millisecond
-)
+// monitorReady bounds how long `log stream` may take to start filtering.
+const monitorReady = 3 * time.Second
 
 // streamReady starts the line `log stream` prints once it filters.
 const streamReady = "Filtering the log data using "
@@ -41,7 +39,7 @@ func StartMonitor(ctx context.Context, tag string, report func(Violation)) (*Mon
 	if !tagPattern.MatchString(tag) {
 		return nil, fmt.Errorf("%w: run tag %q", ErrInvalid, tag)
 	}
-	cmd := exec.CommandContext(ctx, LogCommand, "stream", "--style", "ndjson", "--predicate", Predicate(tag))
+	cmd := exec.CommandContext(ctx, logCommand, StreamArgs(tag)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -51,7 +49,7 @@ func StartMonitor(ctx context.Context, tag string, report func(Violation)) (*Mon
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s stream: %w", LogCommand, err)
+		return nil, fmt.Errorf("start %s stream: %w", logCommand, err)
 	}
 	m := &Monitor{cmd: cmd, done: make(chan struct{})}
 	ready := make(chan struct{})
@@ -64,7 +62,9 @@ func StartMonitor(ctx context.Context, tag string, report func(Violation)) (*Mon
 		return false
 	}
 	var stderrText strings.Builder
+	stderrDone := make(chan struct{})
 	go func() {
+		defer close(stderrDone)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if !markReady(sc.Text()) && stderrText.Len() < 4096 {
@@ -90,19 +90,21 @@ func StartMonitor(ctx context.Context, tag string, report func(Violation)) (*Mon
 	case <-ready:
 		return m, nil
 	case <-m.done:
+		<-stderrDone
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("%s stream ended before filtering: %s", LogCommand, strings.TrimSpace(stderrText.String()))
 	case <-time.After(monitorReady):
-		_ = m.Stop()
+		_ = m.Stop(0)
 		return nil, errors.New(LogCommand + " stream did not start filtering")
 	}
 }
 
-// Stop waits briefly for denials still on their way, then ends the
-// stream.
-func (m *Monitor) Stop() error {
+// Stop waits flush for denials still on their way (the kernel logs a
+// denial asynchronously), then ends the stream; report is not called
+// after it returns.
+func (m *Monitor) Stop(flush time.Duration) error {
 	m.once.Do(func() {
-		time.Sleep(monitorFlush)
+		time.Sleep(flush)
 		_ = m.cmd.Process.Kill()
 		<-m.done
 		_ = m.cmd.Wait()

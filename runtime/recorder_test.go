@@ -1,0 +1,63 @@
+//go:build unix
+
+package runtime
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cordon.dev/cordon/netproxy"
+)
+
+func TestRecorderFinish(t *testing.T) {
+	dir := t.TempDir()
+	var noted []string
+	r := NewRecorder(Options{
+		ID:     "run-abc",
+		Meta:   Meta{Args: []string{"curl", "https://evil.example"}, Workspace: "/w"},
+		Store:  dir,
+		Ignore: Ignore{"*": {"telemetry.example"}},
+		Notify: func(msg string) { noted = append(noted, msg) },
+	})
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r.Add(Violation{Time: at, Kind: KindOperation, Syscall: "mach-lookup", Args: []string{"com.apple.FontServer"}, Command: "java", PID: 7, Reason: "a Mach service not on the sandbox's list"})
+	r.Add(Violation{Time: at, Kind: KindOperation, Syscall: "mach-lookup", Args: []string{"com.apple.FontServer"}, Command: "java", PID: 7}) // a repeat
+	r.Add(Violation{Time: at, Kind: KindSocket, Syscall: "connect", Args: []string{"/private/var/run/mDNSResponder"}, Path: "/private/var/run/mDNSResponder", Command: "curl"})
+	r.Decision(netproxy.Decision{Host: "evil.example", Port: 443, Reason: netproxy.ReasonAllowlist, Rule: "not in allowedDomains"})
+	r.Decision(netproxy.Decision{Host: "telemetry.example", Port: 443, Reason: netproxy.ReasonAllowlist, Rule: "not in allowedDomains"}) // ignored
+	r.Decision(netproxy.Decision{Host: "github.com", Port: 443, Allowed: true})
+	r.Finish()
+
+	want := []string{
+		"blocked mach-lookup com.apple.FontServer by java (a Mach service not on the sandbox's list)",
+		"blocked connection to evil.example:443 (not in allowedDomains; allow with --allow-domain evil.example or sandbox.network.allowedDomains)",
+	}
+	if diff := cmp.Diff(want, noted); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	got, err := ReadViolations(dir, Filter{Run: "run-abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("stored %d violations, want 3 (the unix socket is recorded, not noted): %+v", len(got), got)
+	}
+	for _, v := range got {
+		if v.Run != "run-abc" || v.Workspace != "/w" {
+			t.Errorf("not stamped: %+v", v)
+		}
+	}
+	if got[0].Time != at || got[0].PID != 7 || got[0].Target() != "mach-lookup com.apple.FontServer" {
+		t.Errorf("first record: %+v", got[0])
+	}
+
+	// Nothing refused: nothing stored, nothing noted.
+	noted = nil
+	empty := t.TempDir()
+	NewRecorder(Options{ID: "run-0", Store: empty, Notify: func(msg string) { noted = append(noted, msg) }}).Finish()
+	if vs, _ := ReadViolations(empty, Filter{}); len(vs) != 0 || len(noted) != 0 {
+		t.Errorf("stored %v, noted %v", vs, noted)
+	}
+}

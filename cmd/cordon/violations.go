@@ -48,7 +48,7 @@ func violationsCommand() *cli.Command {
 				return enc.Encode(vs)
 			}
 			for _, v := range vs {
-				fmt.Fprintf(stdout, "%s  %s  %-7s  %s\n", v.Time.Local().Format("2006-01-02 15:04:05"), v.Run, v.Kind, v.Summary())
+				fmt.Fprintf(stdout, "%s  %s  %-9s  %s\n", v.Time.Local().Format("2006-01-02 15:04:05"), v.Run, v.Kind, v.Summary())
 			}
 			return nil
 		},

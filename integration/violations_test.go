@@ -239,7 +239,7 @@ except urllib.error.HTTPError as e:
 				t.Errorf("--since an hour from now: %+v", later)
 			}
 			r := b.cordon(runSpec{}, "violations")
-			if r.code != 0 || len(lines(r.stdout)) != 2 || !strings.Contains(r.stdout, "syscall  blocked system call unshare by unshare") {
+			if r.code != 0 || len(lines(r.stdout)) != 2 || !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "syscall blocked system call unshare by unshare") {
 				t.Errorf("cordon violations:\n%s", r)
 			}
 			r = b.cordon(runSpec{}, "violations", "--since", "last tuesday")

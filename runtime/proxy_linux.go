@@ -40,7 +40,7 @@ func newBridge(s *specs.Spec, cfg *netproxy.Config, rec *recorder) (*bridge, err
 	user := c.OnDecision
 	c.OnDecision = func(d netproxy.Decision) {
 		if !d.Allowed && d.Reason != "" {
-			rec.add(networkViolation(d))
+			rec.add(NetworkViolation(d))
 		}
 		if user != nil {
 			user(d)
@@ -51,15 +51,6 @@ func newBridge(s *specs.Spec, cfg *netproxy.Config, rec *recorder) (*bridge, err
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	return b, nil
-}
-
-// networkViolation is a connection the proxy refused.
-func networkViolation(d netproxy.Decision) Violation {
-	v := Violation{Kind: KindNetwork, Host: d.Host, Port: d.Port, Reason: d.Rule}
-	if d.Reason == netproxy.ReasonAllowlist {
-		v.Hint = "allow with --allow-domain " + d.Host + " or sandbox.network.allowedDomains"
-	}
-	return v
 }
 
 // serve receives the listeners (the init sends them before it starts the

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	goruntime "runtime"
-	"strings"
 	"syscall"
 	"time"
 
@@ -128,8 +127,9 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	// What the sandbox refuses is recorded and noted once it is over
 	// (the deferred calls run last to first: the supervisor and the proxy
 	// stop, then the record is written).
-	rec := newRecorder(o.ID, strings.Join(o.Meta.Args, " "), o.Meta.Workspace, o.Ignore)
-	defer record(o, rec)
+	record := NewRecorder(o)
+	defer record.Finish()
+	rec := record.rec
 	sv, err := newSupervisor(s, rec)
 	if err != nil {
 		lifeR.Close()
@@ -280,24 +280,6 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 			}
 			return status, nil
 		}
-	}
-}
-
-// record writes the run's violations to the store and notes them.
-func record(o Options, rec *recorder) {
-	vs, dropped := rec.violations()
-	if len(vs) == 0 {
-		return
-	}
-	dir := o.Store
-	if dir == "" {
-		dir = StoreDir()
-	}
-	if err := AppendViolations(dir, vs); err != nil {
-		note(o, fmt.Sprintf("could not record what the sandbox refused: %v", err))
-	}
-	for _, n := range notes(o.ID, vs, dropped) {
-		note(o, n)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	goruntime "runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -389,13 +390,30 @@ func newProcess(p *specs.Process) (*libcontainer.Process, error) {
 	for _, g := range p.User.AdditionalGids {
 		lp.AdditionalGroups = append(lp.AdditionalGroups, int(g))
 	}
-	// specconv does not convert rlimits: they go on the process.
+	// specconv does not convert rlimits: they go on the process. For
+	// cordon's own init they go to the init instead, which sets them
+	// before it starts the command: libcontainer would set them in its
+	// Go init process, whose runtime then dies under an address space
+	// limit ("fatal error: runtime: cannot allocate memory").
+	ownInit := len(p.Args) > 1 && p.Args[0] == spec.InitPath && p.Args[1] == spec.InitCommand
+	var initArgs []string
 	for _, rl := range p.Rlimits {
 		t, ok := rlimitTypes[rl.Type]
 		if !ok {
 			return nil, fmt.Errorf("unknown rlimit %q", rl.Type)
 		}
+		if ownInit {
+			initArgs = append(initArgs, fmt.Sprintf("--rlimit=%d:%d:%d", t, rl.Soft, rl.Hard))
+			continue
+		}
 		lp.Rlimits = append(lp.Rlimits, configs.Rlimit{Type: t, Hard: rl.Hard, Soft: rl.Soft})
+	}
+	if len(initArgs) > 0 {
+		i := slices.Index(p.Args, "--")
+		if i < 0 {
+			return nil, errors.New("cordon's init without a command")
+		}
+		lp.Args = slices.Concat(p.Args[:i], initArgs, p.Args[i:])
 	}
 	return lp, nil
 }

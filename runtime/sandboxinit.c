@@ -11,7 +11,8 @@
  *
  *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S [--notify-fd=F]]
  *                       [--landlock-fd=L] [--proxy-fd=P --proxy-ports=H,S]
- *                       [--uid=U --gid=G] -- COMMAND [ARGS...]
+ *                       [--uid=U --gid=G] [--rlimit=RESOURCE:SOFT:HARD...]
+ *                       -- COMMAND [ARGS...]
  *
  * It starts COMMAND in a process group of its own (the terminal's
  * foreground group when the sandbox has a terminal), with the caller's own
@@ -54,6 +55,7 @@
 #include <sys/ioctl.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -69,10 +71,18 @@ static void fail(const char *what, int err)
 }
 
 #define MAX_PROXY_PORTS 4
+#define MAX_RLIMITS 16
+
+struct rlimit_arg {
+	int resource;
+	struct rlimit limit;
+};
 
 struct options {
 	int parent_fd, seccomp_fd, landlock_fd, proxy_fd, notify_fd;
 	int proxy_ports[MAX_PROXY_PORTS], nproxy;
+	struct rlimit_arg rlimits[MAX_RLIMITS];
+	int nrlimits;
 	long uid, gid;
 	char **argv;
 };
@@ -570,6 +580,7 @@ static int parse(int argc, char **argv, struct options *o)
 
 	o->parent_fd = o->seccomp_fd = o->landlock_fd = o->proxy_fd = o->notify_fd = -1;
 	o->nproxy = 0;
+	o->nrlimits = 0;
 	o->uid = o->gid = -1;
 	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		char *v = strchr(argv[i], '='), *end;
@@ -589,6 +600,28 @@ static int parse(int argc, char **argv, struct options *o)
 					goto bad;
 				p = end + 1;
 			}
+			continue;
+		}
+		if (strncmp(argv[i], "--rlimit=", 9) == 0) {
+			/* RESOURCE:SOFT:HARD, numbers (RLIMIT_* values). */
+			struct rlimit_arg *r = &o->rlimits[o->nrlimits];
+			unsigned long long soft, hard;
+			if (o->nrlimits == MAX_RLIMITS)
+				goto bad;
+			errno = 0;
+			n = strtol(v + 1, &end, 10);
+			if (errno || end == v + 1 || *end != ':' || n < 0 || n >= RLIM_NLIMITS)
+				goto bad;
+			r->resource = n;
+			soft = strtoull(end + 1, &end, 10);
+			if (errno || *end != ':')
+				goto bad;
+			hard = strtoull(end + 1, &end, 10);
+			if (errno || *end || soft > hard)
+				goto bad;
+			r->limit.rlim_cur = soft;
+			r->limit.rlim_max = hard;
+			o->nrlimits++;
 			continue;
 		}
 		errno = 0;
@@ -656,6 +689,15 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	/* Die with cordon: the parent-death signal, and the lifeline for the
 	 * moment before this call. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	/* The spec's rlimits, for this process and all it starts: set here
+	 * rather than by libcontainer in its Go init, whose runtime does not
+	 * survive an address space limit. */
+	for (int i = 0; i < o.nrlimits; i++) {
+		if (setrlimit(o.rlimits[i].resource, &o.rlimits[i].limit) < 0) {
+			fail("setrlimit", errno);
+			return 125;
+		}
+	}
 	if (o.parent_fd >= 0 && (fstat(o.parent_fd, &st) < 0 || !S_ISFIFO(st.st_mode)))
 		o.parent_fd = -1;
 	if (o.parent_fd >= 0)

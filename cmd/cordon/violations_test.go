@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,4 +30,17 @@ func TestParseSince(t *testing.T) {
 			t.Errorf("parseSince(%q) = %v, %v; want %v (error: %v)", tc.in, got, err, tc.want, tc.err)
 		}
 	}
+}
+
+func FuzzParseSince(f *testing.F) {
+	for _, s := range []string{"90m", "7d", "2026-11-20", "2026-11-20T08:30:00Z", "-1h", "d", "99999999999d", "1e9h"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseSince(s, now)
+		if err == nil && got.After(now) && !strings.Contains(s, "T") && !strings.Contains(s, "-") {
+			t.Errorf("parseSince(%q) = %v, after now for a duration", s, got)
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -311,6 +312,48 @@ func (b *box) command(ctx context.Context, s runSpec, cli ...string) *exec.Cmd {
 	return cmd
 }
 
+// startLocked starts cmd from an OS thread locked until cmd has been
+// waited for, and returns where Wait's error arrives. The kernel sends the
+// parent-death signal (Pdeathsig) when the thread that forked the child
+// ends, not the process: a cordon started from a thread the Go runtime
+// lets go would be killed half way with nothing said.
+func startLocked(cmd *exec.Cmd) (<-chan error, error) {
+	started := make(chan error, 1)
+	waited := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread()
+		defer goruntime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		waited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return waited, nil
+}
+
+// runLocked is cmd.Run from a locked thread (see startLocked).
+func runLocked(cmd *exec.Cmd) error {
+	waited, err := startLocked(cmd)
+	if err != nil {
+		return err
+	}
+	return <-waited
+}
+
+// exitCode is the exit status Wait's error carries; a signal that ended
+// the process itself is -1, and named in the result's stderr.
+func exitCode(r *result, ee *exec.ExitError) {
+	r.code = ee.ExitCode()
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		r.stderr += fmt.Sprintf("\n(the process itself was killed by %v)", ws.Signal())
+	}
+}
+
 // runArgs is the command line of `cordon run`.
 func runArgs(s runSpec) []string {
 	return append(append(append([]string{"run"}, s.flags...), "--"), s.args...)
@@ -345,7 +388,7 @@ func (b *box) cordon(s runSpec, cli ...string) result {
 	cmd := b.command(ctx, s, cli...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, &stdout, &stderr
-	err := cmd.Run()
+	err := runLocked(cmd)
 	r := result{stdout: stdout.String(), stderr: stderr.String()}
 	if ctx.Err() != nil {
 		b.t.Fatalf("cordon %s: no end after %v\n%s", quote(cli), timeout, r)
@@ -354,7 +397,7 @@ func (b *box) cordon(s runSpec, cli ...string) result {
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
+		exitCode(&r, ee)
 	default:
 		b.t.Fatalf("cordon %s: %v", quote(cli), err)
 	}
@@ -409,7 +452,8 @@ func (b *box) start(s runSpec) *running {
 	cmd := b.command(ctx, s, runArgs(s)...)
 	r := &running{t: b.t, cmd: cmd, cancel: cancel, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, r.stdout, r.stderr
-	if err := cmd.Start(); err != nil {
+	waited, err := startLocked(cmd)
+	if err != nil {
 		cancel()
 		b.t.Fatal(err)
 	}
@@ -425,13 +469,13 @@ func (b *box) start(s runSpec) *running {
 	go func() {
 		defer close(r.done)
 		defer cancel()
-		err := cmd.Wait()
+		err := <-waited
 		r.res = result{stdout: r.stdout.String(), stderr: r.stderr.String()}
 		var ee *exec.ExitError
 		switch {
 		case err == nil:
 		case errors.As(err, &ee):
-			r.res.code = ee.ExitCode()
+			exitCode(&r.res, ee)
 		default:
 			r.res.code = -1
 			r.res.stderr += "\n(wait: " + err.Error() + ")"

@@ -67,7 +67,7 @@ func (b *box) bash(command string) result {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: b.c.cred, Pdeathsig: syscall.SIGKILL}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := runLocked(cmd)
 	r := result{stdout: stdout.String(), stderr: stderr.String()}
 	var ee *exec.ExitError
 	switch {

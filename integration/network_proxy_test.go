@@ -548,9 +548,10 @@ func (f *netFixture) startIn(t *testing.T, cmd *exec.Cmd, ready string) *syncBuf
 	cmd.Stdout, cmd.Stderr = out, out
 	// The servers must not outlive a test binary that panicked.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	must(t, cmd.Start())
+	waited, err := startLocked(cmd)
+	must(t, err)
 	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
+	go func() { <-waited; close(done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-done

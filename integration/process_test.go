@@ -19,10 +19,11 @@ func hostSleep(t *testing.T, c *caller) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("sleep", uniqueSleep(600))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGKILL}
-	must(t, cmd.Start())
+	waited, err := startLocked(cmd)
+	must(t, err)
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-waited
 	})
 	return cmd
 }

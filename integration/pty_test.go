@@ -100,7 +100,8 @@ func (b *box) startPTY(s runSpec, rows, cols uint16) *ptyRun {
 	cmd.SysProcAttr.Setsid = true
 	cmd.SysProcAttr.Setctty = true
 	cmd.SysProcAttr.Ctty = 0
-	if err := cmd.Start(); err != nil {
+	waited, err := startLocked(cmd)
+	if err != nil {
 		cancel()
 		b.t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func (b *box) startPTY(s runSpec, rows, cols uint16) *ptyRun {
 	go func() {
 		defer close(p.done)
 		defer cancel()
-		err := cmd.Wait()
+		err := <-waited
 		var ee *exec.ExitError
 		switch {
 		case err == nil:

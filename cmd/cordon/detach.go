@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
 
 	"cordon.dev/cordon/runtime"
 )
@@ -41,6 +42,21 @@ func logsDir() string { return filepath.Join(runtime.StoreDir(), "logs") }
 
 // logPath is the log of the run id.
 func logPath(id string) string { return filepath.Join(logsDir(), id+".log") }
+
+// logLock is the file the detached run holds a lock on for as long as it
+// may still write its log: its run ends (and leaves cordon list) before
+// it writes the command's status, the log's last line.
+func logLock(id string) string { return logPath(id) + ".lock" }
+
+// writing reports whether the detached run id may still write its log.
+func writing(id string) bool {
+	f, err := os.Open(logLock(id))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil
+}
 
 // logMax is the size at which a run's log is rotated (to NAME.log.1): a
 // dev server logs for days; the log keeps its latest 8-16 MiB.
@@ -117,13 +133,23 @@ func detach(cmd *cli.Command) error {
 // cordon's own messages, go through a rotating log; started tells the
 // caller the command runs. done ends the log with the command's status.
 func detachedIO(id string) (out *os.File, started func(), done func(status int, err error), err error) {
+	lock, err := os.OpenFile(logLock(id), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		lock.Close()
+		return nil, nil, nil, fmt.Errorf("lock %s: %w", logLock(id), err)
+	}
 	rl, err := openRotating(logPath(id), logMax)
 	if err != nil {
+		lock.Close()
 		return nil, nil, nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		rl.Close()
+		lock.Close()
 		return nil, nil, nil, err
 	}
 	copied := make(chan struct{})
@@ -147,6 +173,7 @@ func detachedIO(id string) (out *os.File, started func(), done func(status int, 
 		w.Close()
 		<-copied
 		rl.Close()
+		lock.Close() // the log is complete
 		// cordon's own failure, if any, is said last, straight to the log.
 		stderr = os.Stderr
 	}
@@ -259,7 +286,7 @@ func printLog(ctx context.Context, w io.Writer, id string, follow bool) error {
 		if !follow {
 			return nil
 		}
-		if !running(id) {
+		if !writing(id) && !running(id) {
 			// It may have written a last line since the copy.
 			_, err := io.Copy(w, f)
 			return err
@@ -334,13 +361,22 @@ func stopCommand() *cli.Command {
 func stop(ctx context.Context, root string, s runtime.Sandbox, grace time.Duration) error {
 	gone := func() bool { return !running(s.ID) }
 	if !s.Orphaned {
-		if err := syscall.Kill(s.Owner, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		// Signals go through a handle on the process (a pidfd on Linux):
+		// the owner's pid may be another process's by the time the grace
+		// is over. The run still being live after the handle is taken
+		// means the handle is its owner's.
+		owner, err := os.FindProcess(s.Owner)
+		if err != nil || gone() {
+			return nil
+		}
+		defer owner.Release()
+		if err := owner.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			return err
 		}
 		if waitFor(ctx, grace, gone) {
 			return nil
 		}
-		if err := syscall.Kill(s.Owner, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := owner.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			return err
 		}
 	}

@@ -213,7 +213,7 @@ func readUntil(t testing.TB, f *os.File, s string) string {
 			if r.err != nil && !bytes.Contains(got, []byte(s)) {
 				t.Fatalf("reading for %q: %v; got %q", s, r.err, got)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("reading for %q: timed out; got %q", s, got)
 		}
 	}

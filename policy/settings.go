@@ -317,7 +317,10 @@ func (d *decoder) count(n *node, key string) (*setting[int64], error) {
 	return &setting[int64]{v, d.src(n.pos)}, nil
 }
 
-// ParseSize reads a size such as "512M", "2G", "1.5GiB" or "4096".
+// ParseSize reads a size such as "512M", "2G", "1.5GiB" or "4096": decimal
+// digits, an optional fraction, an optional K, M, G or T (powers of 1024)
+// and an optional B or iB. Nothing else: no exponents, hex, underscores,
+// NaN or infinity, and nothing of 2^63 bytes or more.
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(strings.ToUpper(s))
 	t = strings.TrimSuffix(strings.TrimSuffix(t, "IB"), "B")
@@ -327,11 +330,22 @@ func ParseSize(s string) (int64, error) {
 			mult, t = m, t[:n-1]
 		}
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || f < 0 || f*float64(mult) > math.MaxInt64 {
+	t = strings.TrimSpace(t)
+	whole, frac, dot := strings.Cut(t, ".")
+	if !decimalDigits(whole) || dot && !decimalDigits(frac) {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	// 2^63 is the first float64 above every int64.
+	if err != nil || f*float64(mult) >= 1<<63 {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
 	return int64(f * float64(mult)), nil
+}
+
+// decimalDigits reports whether s is one or more of 0-9.
+func decimalDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // decode reads a whole settings file.

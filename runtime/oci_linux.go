@@ -355,6 +355,10 @@ func (o OCI) List(explicit bool) ([]ContainerState, error) {
 // without SIG, in any case.
 func ParseSignal(raw string) (syscall.Signal, error) {
 	if n, err := strconv.Atoi(raw); err == nil {
+		// 0 checks that the process exists; 64 is SIGRTMAX.
+		if n < 0 || n > 64 {
+			return -1, fmt.Errorf("signal %d is out of range (0 to 64)", n)
+		}
 		return syscall.Signal(n), nil
 	}
 	name := strings.ToUpper(raw)

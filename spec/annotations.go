@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -152,12 +153,15 @@ func ParseRuntimeConfig(data []byte) (*RuntimeConfig, error) {
 }
 
 func strictJSON(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
+	r := bytes.NewReader(data)
+	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	// Decoder.More says nothing of a stray "}" or "]".
+	rest, _ := io.ReadAll(io.MultiReader(dec.Buffered(), r))
+	if len(bytes.Trim(rest, " \t\r\n")) > 0 { // JSON's white space
 		return errors.New("trailing data after the JSON value")
 	}
 	return nil

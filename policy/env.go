@@ -38,9 +38,29 @@ func (e Env) Denies(name string) bool {
 func matchAny(patterns []string, name string) bool {
 	upper := strings.ToUpper(name)
 	for _, p := range patterns {
-		if ok, err := path.Match(strings.ToUpper(p), upper); err == nil && ok {
+		if matchName(strings.ToUpper(p), upper) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchName is path.Match(pattern, name) without its cost for the
+// patterns the settings hold — NAME, *SUFFIX, PREFIX* — which every run
+// checks every variable against.
+func matchName(pattern, name string) bool {
+	const meta = `*?[\`
+	// path.Match's * stops at a slash.
+	if pattern != "" && !strings.Contains(name, "/") {
+		switch n := len(pattern); {
+		case !strings.ContainsAny(pattern, meta):
+			return pattern == name
+		case pattern[0] == '*' && !strings.ContainsAny(pattern[1:], meta):
+			return strings.HasSuffix(name, pattern[1:])
+		case pattern[n-1] == '*' && !strings.ContainsAny(pattern[:n-1], meta):
+			return strings.HasPrefix(name, pattern[:n-1])
+		}
+	}
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
 }

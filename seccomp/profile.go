@@ -23,6 +23,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"sync"
 
 	moby "github.com/moby/profiles/seccomp"
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -246,9 +247,14 @@ func Profile(o Options) (*specs.LinuxSeccomp, error) {
 	return p, nil
 }
 
-// loadMobyDefault parses the embedded copy of moby's default profile,
+// loadMobyDefault returns the embedded copy of moby's default profile,
+// parsed once per process (a third of what compiling a spec costs): its
+// users only read it.
+var loadMobyDefault = sync.OnceValues(parseMobyDefault)
+
+// parseMobyDefault parses the embedded copy of moby's default profile,
 // strictly, so that a field added upstream is noticed rather than ignored.
-func loadMobyDefault() (*moby.Seccomp, error) {
+func parseMobyDefault() (*moby.Seccomp, error) {
 	dec := json.NewDecoder(bytes.NewReader(mobyDefault))
 	dec.DisallowUnknownFields()
 	var p moby.Seccomp

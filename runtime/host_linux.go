@@ -49,7 +49,7 @@ func HostPaths(root string) (spec.Host, error) {
 		State:    root,
 		MaskFile: filepath.Join(root, "mask"),
 	}
-	exe, err := os.Executable()
+	exe, err := executable()
 	if err != nil {
 		return h, fmt.Errorf("find cordon's own binary: %w", err)
 	}

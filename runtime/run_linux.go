@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	goruntime "runtime"
@@ -42,8 +43,101 @@ func init() {
 // the command's exit status (128+N when a signal N ended it); an error
 // means cordon itself failed and the command may not have run.
 func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
-	tr := newTracer()
-	defer tr.mark("end")
+	sb, err := newSandbox(s, o, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer sb.finish()
+	process := sb.process
+
+	var term *terminal
+	if s.Process.Terminal {
+		term, err = newTerminal(process, o.Stdin, o.Stdout)
+		if err != nil {
+			return 0, err
+		}
+		defer term.close()
+	} else {
+		process.Stdin, process.Stdout, process.Stderr = o.Stdin, o.Stdout, o.Stderr
+		if o.Stdin == nil {
+			process.Stdin = nil
+		}
+	}
+	var out *limitedOutput
+	if o.OutputLimit > 0 && term == nil {
+		if out, err = newLimitedOutput(o.Stdout, o.Stderr, o.OutputLimit); err != nil {
+			return 0, err
+		}
+		process.Stdout, process.Stderr = out.stdoutW, out.stderrW
+	} else if o.OutputLimit > 0 {
+		term.limit = o.OutputLimit
+	}
+
+	// Forward signals from the moment the process exists.
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs)
+	defer signal.Stop(sigs)
+
+	sb.tr.mark("prestart")
+	if err := sb.launch(); err != nil {
+		return 0, err
+	}
+	if out != nil {
+		out.started()
+	}
+	sb.tr.mark("started")
+	if term != nil {
+		if err := term.attach(); err != nil {
+			sb.kill()
+			return 0, err
+		}
+	}
+	if o.Started != nil {
+		o.Started()
+	}
+	return sb.wait(ctx, sigs, term, out)
+}
+
+// sandbox is one run's sandbox on the host side: the container, its init
+// process, and what serves it (the lifeline, the seccomp supervisor, the
+// proxy bridge, the record of what it refused).
+type sandbox struct {
+	o       Options
+	spec    *specs.Spec
+	tr      *tracer
+	c       *libcontainer.Container
+	process *libcontainer.Process
+	sv      *supervisor
+	br      *bridge
+	record  *Recorder
+	// lifeR is the init's end of the lifeline, closed once it has its own.
+	lifeR *os.File
+	// started is when the command started: the wall time of its usage,
+	// and what planted files are compared with.
+	started time.Time
+	// undo is what finish does, last first: the order in which Run used
+	// to defer it.
+	undo []func()
+	// released ends the OS thread that started the init (see start).
+	released chan struct{}
+	// reported is where report's part of undo begins.
+	reported int
+	// pooled: the sandbox was made before its command (see Pooled).
+	pooled bool
+}
+
+// newSandbox creates the sandbox for s (libcontainer's create) and
+// everything that serves it, short of starting its init. extra are more
+// files for the init, at their descriptor numbers. On error, nothing is
+// left behind.
+func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, err error) {
+	sb := &sandbox{spec: s, tr: newTracer(), released: make(chan struct{})}
+	sb.undo = append(sb.undo, func() { sb.tr.mark("end") })
+	defer func() {
+		if err != nil {
+			sb.finish()
+		}
+	}()
 	if o.Root == "" {
 		o.Root = StateRoot()
 	}
@@ -58,7 +152,7 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 		RootlessCgroups: rootless,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("sandbox config: %w", err)
+		return nil, fmt.Errorf("sandbox config: %w", err)
 	}
 	// If cordon dies while libcontainer's setup process runs, so does it.
 	config.ParentDeathSignal = int(unix.SIGKILL)
@@ -68,169 +162,165 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	var program *os.File
 	if s.Linux != nil && s.Linux.Seccomp != nil {
 		if program, err = seccompProgram(o.Root, s.Linux.Seccomp); err != nil {
-			return 0, err
+			return nil, err
 		}
-		defer program.Close()
+		sb.undo = append(sb.undo, func() { program.Close() })
 	}
 
-	process, err := newProcess(s.Process)
-	if err != nil {
-		return 0, err
+	if sb.process, err = newProcess(s.Process); err != nil {
+		return nil, err
 	}
 
-	tr.mark("config")
+	sb.tr.mark("config")
 	// Held for the whole run: the moment cordon is gone, even by SIGKILL,
 	// GC knows the run is an orphan.
 	unlock, err := lockRun(o.Root, o.ID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer unlock()
-	container, err := libcontainer.Create(o.Root, o.ID, config)
-	tr.mark("created")
+	sb.undo = append(sb.undo, unlock)
+	sb.c, err = libcontainer.Create(o.Root, o.ID, config)
+	sb.tr.mark("created")
 	if err != nil {
-		return 0, fmt.Errorf("create sandbox: %w", err)
+		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	defer destroy(container)
+	sb.undo = append(sb.undo, func() { destroy(sb.c) })
+	// What follows is undone by report, the rest by release.
+	sb.reported = len(sb.undo)
 	o.Meta.Scrub = s.Annotations[spec.AnnotationScrub]
 	if err := writeMeta(o.Root, o.ID, o.Meta); err != nil {
-		return 0, err
+		return nil, err
 	}
 	// Once the sandbox's processes are gone, the protected paths are
 	// checked (a crashed run's are checked by GC).
-	started := time.Now()
-	defer func() {
-		for _, note := range scrub(s, o.ID, started) {
-			if o.Notify != nil {
-				o.Notify(note)
-			}
+	sb.started = time.Now()
+	sb.undo = append(sb.undo, func() {
+		for _, msg := range scrub(sb.spec, sb.o.ID, sb.started) {
+			note(sb.o, msg)
 		}
-	}()
+	})
 
 	// The init watches this pipe: when cordon goes away, even by SIGKILL,
 	// its end closes and the init ends the sandbox.
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
-		return 0, fmt.Errorf("lifeline pipe: %w", err)
+		return nil, fmt.Errorf("lifeline pipe: %w", err)
 	}
-	defer lifeW.Close()
+	sb.lifeR = lifeR
+	sb.undo = append(sb.undo, func() { lifeW.Close(); sb.lifeR.Close() })
 	rules, err := landlockFile(s)
 	if err != nil {
-		lifeR.Close()
-		return 0, err
+		return nil, err
 	}
 	if rules != nil {
-		defer rules.Close()
+		sb.undo = append(sb.undo, func() { rules.Close() })
 	}
 	if o.Proxy != nil {
 		o.Proxy.Run = o.ID
 	}
+	sb.o = o
 	// What the sandbox refuses is recorded and noted once it is over
-	// (the deferred calls run last to first: the supervisor and the proxy
-	// stop, then the record is written).
-	record := NewRecorder(o)
-	defer record.Finish()
-	rec := record.rec
-	sv, err := newSupervisor(s, rec)
-	if err != nil {
-		lifeR.Close()
-		return 0, err
+	// (last first: the supervisor and the proxy stop, then the record is
+	// written).
+	sb.record = NewRecorder(o)
+	sb.undo = append(sb.undo, func() { sb.record.Finish() })
+	if sb.sv, err = newSupervisor(s, sb.record.rec); err != nil {
+		return nil, err
 	}
 	var svChild *os.File
-	if sv != nil {
-		defer sv.close()
-		svChild = sv.child
+	if sb.sv != nil {
+		sb.undo = append(sb.undo, sb.sv.close)
+		svChild = sb.sv.child
 	}
-	br, err := newBridge(s, o.Proxy, rec)
-	if err != nil {
-		lifeR.Close()
-		return 0, err
+	if sb.br, err = newBridge(s, o.Proxy, sb.record.rec); err != nil {
+		return nil, err
 	}
 	var brChild *os.File
-	if br != nil {
-		defer br.close()
-		brChild = br.child
+	if sb.br != nil {
+		sb.undo = append(sb.undo, sb.br.close)
+		brChild = sb.br.child
 	}
 	// The init finds each at its fixed descriptor number (spec.Init*FD).
-	process.ExtraFiles, err = initFiles(map[int]*os.File{
+	files := map[int]*os.File{
 		spec.InitParentFD:   lifeR,
 		spec.InitSeccompFD:  program,
 		spec.InitLandlockFD: rules,
 		spec.InitProxyFD:    brChild,
 		spec.InitNotifyFD:   svChild,
-	})
+	}
+	maps.Copy(files, extra)
+	if sb.process.ExtraFiles, err = initFiles(files); err != nil {
+		return nil, err
+	}
+	return sb, nil
+}
+
+// launch starts the init, then the supervisor and the proxy bridge that
+// serve it.
+func (sb *sandbox) launch() error {
+	err := start(sb.c, sb.process, sb.released)
+	sb.lifeR.Close()
 	if err != nil {
-		lifeR.Close()
-		return 0, err
+		return fmt.Errorf("start sandbox: %w", err)
 	}
-
-	var term *terminal
-	if s.Process.Terminal {
-		term, err = newTerminal(process, o.Stdin, o.Stdout)
+	if sb.sv != nil {
+		pid, err := sb.process.Pid()
 		if err != nil {
-			lifeR.Close()
-			return 0, err
+			sb.kill()
+			return fmt.Errorf("start sandbox: %w", err)
 		}
-		defer term.close()
-	} else {
-		process.Stdin, process.Stdout, process.Stderr = o.Stdin, o.Stdout, o.Stderr
-		if o.Stdin == nil {
-			process.Stdin = nil
+		sb.sv.start(pid)
+	}
+	if sb.br != nil {
+		if err := sb.br.serve(); err != nil {
+			sb.kill()
+			return err
 		}
 	}
-	var out *limitedOutput
-	if o.OutputLimit > 0 && term == nil {
-		if out, err = newLimitedOutput(o.Stdout, o.Stderr, o.OutputLimit); err != nil {
-			lifeR.Close()
-			return 0, err
-		}
-		process.Stdout, process.Stderr = out.stdoutW, out.stderrW
-	} else if o.OutputLimit > 0 {
-		term.limit = o.OutputLimit
-	}
+	return nil
+}
 
-	// Forward signals from the moment the process exists.
-	sigs := make(chan os.Signal, 32)
-	signal.Notify(sigs)
-	defer signal.Stop(sigs)
+// kill ends a sandbox whose run cannot go on, and reaps its init.
+func (sb *sandbox) kill() {
+	_ = sb.c.Signal(unix.SIGKILL)
+	_, _ = sb.process.Wait()
+}
 
-	tr.mark("prestart")
-	if err := start(container, process); err != nil {
-		lifeR.Close()
-		return 0, fmt.Errorf("start sandbox: %w", err)
-	}
-	lifeR.Close()
-	if sv != nil {
-		pid, err := process.Pid()
-		if err != nil {
-			_ = container.Signal(unix.SIGKILL)
-			_, _ = process.Wait()
-			return 0, fmt.Errorf("start sandbox: %w", err)
-		}
-		sv.start(pid)
-	}
-	if out != nil {
-		out.started()
-	}
-	if br != nil {
-		if err := br.serve(); err != nil {
-			_ = container.Signal(unix.SIGKILL)
-			_, _ = process.Wait()
-			return 0, err
-		}
-	}
-	tr.mark("started")
-	if term != nil {
-		if err := term.attach(); err != nil {
-			_ = container.Signal(unix.SIGKILL)
-			_, _ = process.Wait()
-			return 0, err
-		}
-	}
-	if o.Started != nil {
-		o.Started()
-	}
+// finish releases the sandbox, last made first: the bridge and the
+// supervisor stop, the record is written, the protected paths are checked,
+// the container is destroyed and the run lock let go.
+func (sb *sandbox) finish() {
+	sb.report()
+	sb.release()
+}
 
+// report is finish up to the checks and the record: all that a run says
+// once its command is over.
+func (sb *sandbox) report() {
+	for i := len(sb.undo) - 1; i >= sb.reported; i-- {
+		sb.undo[i]()
+		sb.tr.mark(fmt.Sprintf("report %d", i))
+	}
+	sb.undo = sb.undo[:sb.reported]
+}
+
+// release is the rest of finish: the container is destroyed and the run
+// lock let go.
+func (sb *sandbox) release() {
+	for i := len(sb.undo) - 1; i >= 0; i-- {
+		sb.undo[i]()
+	}
+	sb.undo = nil
+	if sb.released != nil {
+		close(sb.released)
+		sb.released = nil
+	}
+}
+
+// wait waits for the command, passing on the signals from sigs, and ends
+// it at the timeout or when ctx is done; the status is the command's.
+func (sb *sandbox) wait(ctx context.Context, sigs <-chan os.Signal, term *terminal, out *limitedOutput) (int, error) {
+	o, container, process := sb.o, sb.c, sb.process
 	waited := make(chan waitResult, 1)
 	go func() {
 		st, err := process.Wait()
@@ -246,7 +336,7 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	for {
 		select {
 		case sig := <-sigs:
-			forward(container, term, sig.(unix.Signal))
+			forward(container, term, sig.(unix.Signal), sb.pooled)
 		case <-ctx.Done():
 			_ = container.Signal(unix.SIGKILL)
 		case <-timeout:
@@ -255,7 +345,7 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 			timedOut = true
 			_ = container.Signal(unix.SIGKILL)
 		case w := <-waited:
-			tr.mark("waited")
+			sb.tr.mark("waited")
 			if term != nil {
 				term.drain(100 * time.Millisecond)
 			}
@@ -266,7 +356,9 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 			if err != nil {
 				return status, err
 			}
-			u := usage(container, w.state, time.Since(started))
+			sb.tr.mark("drained")
+			u := usage(container, w.state, time.Since(sb.started))
+			sb.tr.mark("usage")
 			switch {
 			case timedOut:
 				status = 124
@@ -297,21 +389,26 @@ type waitResult struct {
 
 // start starts the container's init from an OS thread that lives as long as
 // the run: the kernel's parent-death signal follows the thread that forked,
-// not the process, and Go may retire idle threads.
-func start(c *libcontainer.Container, p *libcontainer.Process) error {
+// not the process, and Go may retire idle threads. The thread ends once
+// released is closed, after the init is gone (cordon serve starts many).
+func start(c *libcontainer.Container, p *libcontainer.Process, released <-chan struct{}) error {
 	errc := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
-		errc <- c.Run(p)
-		// Never unlocked: the thread stays until the process exits.
-		select {}
+		err := c.Run(p)
+		errc <- err
+		// Never unlocked: a goroutine that returns locked takes its thread
+		// with it.
+		if err == nil {
+			<-released
+		}
 	}()
 	return <-errc
 }
 
 // forward passes a signal cordon received on to the sandbox's init, which
 // passes it to the command's process group.
-func forward(c *libcontainer.Container, term *terminal, sig unix.Signal) {
+func forward(c *libcontainer.Container, term *terminal, sig unix.Signal, pooled bool) {
 	switch sig {
 	case unix.SIGCHLD, unix.SIGURG, unix.SIGPIPE:
 		return
@@ -323,9 +420,11 @@ func forward(c *libcontainer.Container, term *terminal, sig unix.Signal) {
 	case unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
 		// Job control on the caller's terminal: stop the command, then
 		// cordon, so the caller's shell gets its prompt back. SIGCONT
-		// resumes both.
+		// resumes both. (cordon serve's client stops itself.)
 		_ = c.Signal(unix.SIGTSTP)
-		_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+		if !pooled {
+			_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+		}
 		return
 	}
 	_ = c.Signal(sig)

@@ -13,6 +13,7 @@
  *                       [--landlock-fd=L] [--proxy-fd=P --proxy-ports=H,S]
  *                       [--uid=U --gid=G] [--rlimit=RESOURCE:SOFT:HARD...]
  *                       -- COMMAND [ARGS...]
+ *   cordon sandbox-init [...] --command-fd=C --
  *
  * It starts COMMAND in a process group of its own (the terminal's
  * foreground group when the sandbox has a terminal), with the caller's own
@@ -36,6 +37,12 @@
  * parent-death signal arrives). Its exit status is COMMAND's, 128+S when a
  * signal S ended it, 127 when COMMAND is not found, 126 when it cannot be
  * executed, 125 when the init itself fails.
+ *
+ * With --command-fd the sandbox is made ahead of its command (cordon
+ * serve's pool): the init does what it can without the command, then waits
+ * on the unix socket C for it (see receive_command) and goes on exactly as
+ * if it had been given on its command line, in the working directory and
+ * with the standard descriptors it came with.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -79,7 +86,7 @@ struct rlimit_arg {
 };
 
 struct options {
-	int parent_fd, seccomp_fd, landlock_fd, proxy_fd, notify_fd;
+	int parent_fd, seccomp_fd, landlock_fd, proxy_fd, notify_fd, command_fd;
 	int proxy_ports[MAX_PROXY_PORTS], nproxy;
 	struct rlimit_arg rlimits[MAX_RLIMITS];
 	int nrlimits;
@@ -578,7 +585,7 @@ static int parse(int argc, char **argv, struct options *o)
 {
 	int i;
 
-	o->parent_fd = o->seccomp_fd = o->landlock_fd = o->proxy_fd = o->notify_fd = -1;
+	o->parent_fd = o->seccomp_fd = o->landlock_fd = o->proxy_fd = o->notify_fd = o->command_fd = -1;
 	o->nproxy = 0;
 	o->nrlimits = 0;
 	o->uid = o->gid = -1;
@@ -638,12 +645,23 @@ static int parse(int argc, char **argv, struct options *o)
 			o->proxy_fd = n;
 		else if (strncmp(argv[i], "--notify-fd=", 12) == 0)
 			o->notify_fd = n;
+		else if (strncmp(argv[i], "--command-fd=", 13) == 0)
+			o->command_fd = n;
 		else if (strncmp(argv[i], "--uid=", 6) == 0)
 			o->uid = n;
 		else if (strncmp(argv[i], "--gid=", 6) == 0)
 			o->gid = n;
 		else
 			goto bad;
+	}
+	if (o->command_fd >= 0) {
+		/* The command comes later, on the socket. */
+		if (i + 1 != argc) {
+			fprintf(stderr, "cordon: %s: --command-fd and a command on the command line\n", INIT_COMMAND);
+			return -1;
+		}
+		o->argv = NULL;
+		return 0;
 	}
 	if (i + 1 >= argc) {
 		fprintf(stderr, "cordon: %s: no command\n", INIT_COMMAND);
@@ -666,6 +684,115 @@ static int parse(int argc, char **argv, struct options *o)
 bad:
 	fprintf(stderr, "cordon: %s: bad argument %s\n", INIT_COMMAND, argv[i]);
 	return -1;
+}
+
+/* The largest command message: argv and environment as execve(2) takes them. */
+#define MAX_COMMAND (4 << 20)
+
+/*
+ * receive_command reads the command of a pooled sandbox from o->command_fd:
+ * a little-endian uint32 of the message's length (these 12 bytes
+ * included), a uint32 argc and a uint32 envc, then the working directory,
+ * argc arguments and envc NAME=value strings, each NUL-terminated, with
+ * the command's stdin, stdout and stderr attached (SCM_RIGHTS) to the
+ * first bytes. They become descriptors 0, 1 and 2, the init moves to the
+ * working directory (inside the sandbox, as the sandbox's root user, as
+ * libcontainer would have), and o->argv and *envp are the command's.
+ */
+static int receive_command(struct options *o, char ***envp, const char **what)
+{
+	unsigned char head[12];
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = { .iov_base = head, .iov_len = sizeof(head) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fds[3] = { -1, -1, -1 }, nfds = 0;
+	size_t have, len, argc, envc, off, i;
+	char *data, **v;
+	ssize_t n;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	*what = "receive the command";
+	do {
+		n = recvmsg(o->command_fd, &msg, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		if (n == 0)
+			errno = ECONNRESET;
+		return -1;
+	}
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			memcpy(fds, CMSG_DATA(c), (nfds > 3 ? 3 : nfds) * sizeof(int));
+		}
+	if (nfds != 3 || (msg.msg_flags & MSG_CTRUNC)) {
+		errno = EBADMSG;
+		return -1;
+	}
+	for (have = n; have < sizeof(head); have += n) {
+		do {
+			n = read(o->command_fd, head + have, sizeof(head) - have);
+		} while (n < 0 && errno == EINTR);
+		if (n <= 0) {
+			errno = n == 0 ? EBADMSG : errno;
+			return -1;
+		}
+	}
+	len = head[0] | head[1] << 8 | head[2] << 16 | (size_t)head[3] << 24;
+	argc = head[4] | head[5] << 8 | head[6] << 16 | (size_t)head[7] << 24;
+	envc = head[8] | head[9] << 8 | head[10] << 16 | (size_t)head[11] << 24;
+	if (len <= sizeof(head) || len > MAX_COMMAND || argc == 0 || argc > MAX_COMMAND / 2 || envc > MAX_COMMAND / 2) {
+		errno = EBADMSG;
+		return -1;
+	}
+	len -= sizeof(head);
+	data = malloc(len + 1);
+	v = calloc(argc + 1 + envc + 1, sizeof(char *));
+	if (!data || !v)
+		return -1;
+	for (have = 0; have < len; have += n) {
+		do {
+			n = read(o->command_fd, data + have, len - have);
+		} while (n < 0 && errno == EINTR);
+		if (n <= 0) {
+			errno = n == 0 ? EBADMSG : errno;
+			return -1;
+		}
+	}
+	data[len] = 0;
+	/* The working directory, then argc and envc strings, nothing more. */
+	off = strlen(data) + 1;
+	for (i = 0; i < argc + envc; i++) {
+		if (off >= len) {
+			errno = EBADMSG;
+			return -1;
+		}
+		v[i < argc ? i : i + 1] = data + off;
+		off += strlen(data + off) + 1;
+	}
+	if (off != len || data[len - 1] != 0) {
+		errno = EBADMSG;
+		return -1;
+	}
+	close(o->command_fd);
+	o->command_fd = -1;
+	for (i = 0; i < 3; i++) {
+		if (dup2(fds[i], i) < 0) {
+			*what = "take the command's standard descriptors";
+			return -1;
+		}
+		if (fds[i] > 2)
+			close(fds[i]);
+	}
+	if (chdir(data) < 0) {
+		*what = data;
+		return -1;
+	}
+	o->argv = v;
+	*envp = v + argc + 1;
+	return 0;
 }
 
 static int sandbox_init(int argc, char **argv, char **envp)
@@ -738,6 +865,13 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		}
 		close(o.landlock_fd);
 		llp = &ll;
+	}
+	if (o.command_fd >= 0) {
+		const char *what = "";
+		if (receive_command(&o, &envp, &what) < 0) {
+			fail(what, errno);
+			return 125;
+		}
 	}
 
 	sigfillset(&all);

@@ -101,7 +101,7 @@ func programKey(p *specs.LinuxSeccomp) (string, error) {
 	}
 	h := sha256.New()
 	h.Write(data)
-	if exe, err := os.Executable(); err == nil {
+	if exe, err := executable(); err == nil {
 		if fi, err := os.Stat(exe); err == nil {
 			h.Write([]byte(exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + fi.ModTime().String()))
 		}

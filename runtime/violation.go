@@ -165,13 +165,13 @@ func (r *recorder) add(v Violation) {
 	if v.Time.IsZero() {
 		v.Time = time.Now()
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	v.Run, v.Workspace = r.run, r.ws
 	if r.ignore.Match(r.command, v) {
 		return
 	}
 	key := v.Kind + "\x00" + v.Target() + "\x00" + v.Command
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.seen[key] {
 		return
 	}
@@ -181,6 +181,14 @@ func (r *recorder) add(v Violation) {
 	}
 	r.seen[key] = true
 	r.list = append(r.list, v)
+}
+
+// reset names the run the recorder records for: a sandbox made ahead of
+// its command (cordon serve) learns it only when the command comes.
+func (r *recorder) reset(run, command, workspace string, ignore Ignore) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.run, r.command, r.ws, r.ignore = run, command, workspace, ignore
 }
 
 // violations returns what was recorded, and how many more were dropped.

@@ -229,7 +229,7 @@ func (m *merger) apply(l *layer) {
 		"sandbox.allowNestedUserNamespaces": l.nestedUserNS, "cordon.allowSocketpair": l.allowSocketpair,
 		"cordon.allowManagedDomainsOnly": l.managedDomainsOnly, "cordon.allowManagedReadPathsOnly": l.managedReadOnly,
 		"cordon.allowManagedWritePathsOnly": l.managedWriteOnly, "cordon.allowManagedPermissionRulesOnly": l.managedPermissionsOnly,
-		"sandbox.network.strictAllowlist": l.strictAllowlist,
+		"sandbox.network.strictAllowlist": l.strictAllowlist, "cordon.serve": l.serve,
 	} {
 		if s != nil {
 			m.flags[key] = s
@@ -374,6 +374,7 @@ func (m *merger) finish(layers []*layer) {
 	p.Sandbox.EnableWeakerNestedSandbox = flag("sandbox.enableWeakerNestedSandbox", false)
 	p.Sandbox.AllowNestedUserNamespaces = flag("sandbox.allowNestedUserNamespaces", false)
 	p.Sandbox.AllowSocketpair = flag("cordon.allowSocketpair", true)
+	p.Serve = flag("cordon.serve", false)
 	p.Sandbox.ExcludedCommands = values("sandbox.excludedCommands")
 	if len(m.ignore) > 0 {
 		p.Sandbox.IgnoreViolations = map[string][]string{}

@@ -92,6 +92,9 @@ type Policy struct {
 	// FailIfUnavailable refuses to run a command when the sandbox cannot
 	// give every protection the policy asks for.
 	FailIfUnavailable bool
+	// Serve has cordon run start cordon serve, the per-user daemon that
+	// keeps sandboxes ready, when it does not run (cordon.serve).
+	Serve bool
 	// Trusted is set when the user trusts the workspace (cordon trust):
 	// only then may its own settings files widen the sandbox.
 	Trusted bool

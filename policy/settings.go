@@ -76,6 +76,7 @@ type layer struct {
 	enabled, failIfUnavailable, autoAllowBash, allowUnsandboxed  *setting[bool]
 	allowAllUnixSockets, allowLocalBinding, allowGitConfig       *setting[bool]
 	weakerNested, nestedUserNS, allowSocketpair                  *setting[bool]
+	serve                                                        *setting[bool]
 	httpProxyPort, socksProxyPort                                *setting[int]
 	excludedCommands, allowedDomains, deniedDomains, unixSockets []entry
 	allowRead, denyRead, allowWrite, denyWrite                   []entry
@@ -725,7 +726,7 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 func (d *decoder) cordon(n *node) error {
 	keys := []string{"mode", "env", "limits", "trustedWorkspaces", "allowManagedDomainsOnly",
 		"allowManagedReadPathsOnly", "allowManagedWritePathsOnly", "allowManagedPermissionRulesOnly",
-		"allowSocketpair", "askCommand", "hooks"}
+		"allowSocketpair", "askCommand", "hooks", "serve"}
 	o, err := d.object(n, "cordon", true)
 	if err != nil {
 		return err
@@ -775,6 +776,8 @@ func (d *decoder) cordon(n *node) error {
 			l.askCommand, err = d.str(v, "cordon.askCommand")
 		case "hooks":
 			err = d.hooks(v)
+		case "serve":
+			l.serve, err = d.boolean(v, "cordon.serve")
 		}
 		return err
 	})

@@ -41,6 +41,7 @@ func newApp() *cli.Command {
 		Flags: globalFlags(),
 		Commands: append([]*cli.Command{
 			runCommand(),
+			serveCommand(),
 			ociSpecCommand(),
 			ociListCommand(),
 			gcCommand(),

@@ -156,6 +156,8 @@ type runReport struct {
 	mu    sync.Mutex
 	r     policy.RunReport
 	start time.Time
+	// w is where the notes go (cordon's stderr when nil).
+	w io.Writer
 }
 
 func newRunReport(sb *sandbox) *runReport {
@@ -165,7 +167,11 @@ func newRunReport(sb *sandbox) *runReport {
 }
 
 func (rr *runReport) note(msg string) {
-	fmt.Fprintf(stderr, "cordon: %s\n", msg)
+	w := rr.w
+	if w == nil {
+		w = stderr
+	}
+	fmt.Fprintf(w, "cordon: %s\n", msg)
 	rr.mu.Lock()
 	rr.r.Violations = append(rr.r.Violations, msg)
 	rr.mu.Unlock()
@@ -186,6 +192,10 @@ func (rr *runReport) done(ctx context.Context, p *policy.Policy, status int, run
 	}
 	// A run ended by a signal still reports; the hook has its own timeout.
 	if err := p.PostRun(context.WithoutCancel(ctx), r); err != nil {
-		fmt.Fprintf(stderr, "cordon: post-run hook: %v\n", err)
+		w := rr.w
+		if w == nil {
+			w = stderr
+		}
+		fmt.Fprintf(w, "cordon: post-run hook: %v\n", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v3"
@@ -35,6 +36,10 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if sb.policy.Serve && id == "" {
+				// The next run finds it (cordon serve).
+				startServe()
+			}
 			root := runtime.StateRoot()
 			// What crashed runs left goes before a new one starts.
 			_, _ = runtime.GC(root)
@@ -51,25 +56,9 @@ func runCommand() *cli.Command {
 				}
 				errOut = out
 			}
-			status, err := runtime.Run(ctx, sb.spec, runtime.Options{
-				ID:          sb.req.ID,
-				Root:        root,
-				Stdin:       os.Stdin,
-				Stdout:      out,
-				Stderr:      errOut,
-				Started:     started,
-				Meta:        runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
-				Notify:      rep.note,
-				Proxy:       proxyConfig(sb.policy),
-				Timeout:     sb.policy.Limits.Timeout,
-				OutputLimit: sb.policy.Limits.OutputLimit,
-				Ignore:      runtime.Ignore(sb.policy.Sandbox.IgnoreViolations),
-				Stats: func(u runtime.Usage) {
-					if cmd.Bool("stats") {
-						fmt.Fprintf(stderr, "cordon: %s\n", u)
-					}
-				},
-			})
+			o := runOptions(cmd, sb, rep, os.Stdin, out, errOut, stderr)
+			o.Root, o.Started = root, started
+			status, err := runtime.Run(ctx, sb.spec, o)
 			rep.done(ctx, sb.policy, status, err)
 			if logged != nil {
 				logged(status, err)
@@ -85,15 +74,43 @@ func runCommand() *cli.Command {
 	}
 }
 
+// runOptions are the runtime's options for a run of sb (cordon run's, and
+// cordon serve's for its clients): the command's standard descriptors,
+// its limits, its proxy, and where cordon's own lines go (w).
+func runOptions(cmd *cli.Command, sb *sandbox, rep *runReport, stdin, stdout, errOut *os.File, w io.Writer) runtime.Options {
+	return runtime.Options{
+		ID:          sb.req.ID,
+		Root:        runtime.StateRoot(),
+		Stdin:       stdin,
+		Stdout:      stdout,
+		Stderr:      errOut,
+		Meta:        runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
+		Notify:      rep.note,
+		Proxy:       proxyConfig(sb.policy),
+		Timeout:     sb.policy.Limits.Timeout,
+		OutputLimit: sb.policy.Limits.OutputLimit,
+		Ignore:      runtime.Ignore(sb.policy.Sandbox.IgnoreViolations),
+		Stats: func(u runtime.Usage) {
+			if cmd.Bool("stats") {
+				fmt.Fprintf(w, "cordon: %s\n", u)
+			}
+		},
+	}
+}
+
 // proxyConfig is the network proxy of a run under the policy, nil when the
 // policy allows no network at all.
-func proxyConfig(p *policy.Policy) *netproxy.Config {
+func proxyConfig(p *policy.Policy) *netproxy.Config { return proxyConfigTo(p, os.Stderr) }
+
+// proxyConfigTo is proxyConfig with the ask command, if any, talking on
+// stderr.
+func proxyConfigTo(p *policy.Policy, stderr io.Writer) *netproxy.Config {
 	if !spec.Proxied(p) {
 		return nil
 	}
 	cfg := &netproxy.Config{AllowedDomains: p.Network.AllowedDomains, DeniedDomains: p.Network.DeniedDomains}
 	if p.Network.AskCommand != "" {
-		cfg.Ask = &netproxy.AskCommand{Path: p.Network.AskCommand, Stderr: os.Stderr}
+		cfg.Ask = &netproxy.AskCommand{Path: p.Network.AskCommand, Stderr: stderr}
 	}
 	return cfg
 }

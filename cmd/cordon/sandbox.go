@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,27 +64,69 @@ func runID() string {
 	return runtime.NewID()
 }
 
-// loadPolicy loads the effective policy for the command line.
-func loadPolicy(cmd *cli.Command) (*policy.Policy, error) {
+// invocation is where a command line comes from: this process, or a
+// client of cordon serve, which runs it on the client's behalf.
+type invocation struct {
+	cwd string
+	env []string
+	// stdin and stdout decide whether the command gets a terminal;
+	// warnings go to stderr.
+	stdin, stdout *os.File
+	stderr        io.Writer
+}
+
+// here is this process's invocation.
+func here() (invocation, error) {
+	// A detached run's id is not the command's to see (detachedID drops
+	// it from the environment).
+	detachedID()
 	cwd, err := os.Getwd()
 	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
+		return invocation{}, fmt.Errorf("working directory: %w", err)
 	}
-	workspace := cwd
-	if w := cmd.String("workspace"); w != "" {
-		if workspace, err = filepath.Abs(w); err != nil {
-			return nil, fmt.Errorf("workspace: %w", err)
+	return invocation{cwd: cwd, env: os.Environ(), stdin: os.Stdin, stdout: os.Stdout, stderr: stderr}, nil
+}
+
+// getenv is os.Getenv in the invocation's environment.
+func (inv invocation) getenv(name string) string {
+	for i := len(inv.env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(inv.env[i], name+"="); ok {
+			return v
 		}
 	}
-	home, err := os.UserHomeDir()
+	return ""
+}
+
+// loadPolicy loads the effective policy for the command line.
+func loadPolicy(cmd *cli.Command) (*policy.Policy, error) {
+	inv, err := here()
 	if err != nil {
-		return nil, fmt.Errorf("home directory: %w", err)
+		return nil, err
+	}
+	return loadPolicyFor(cmd, inv)
+}
+
+// loadPolicyFor loads the effective policy for the command line given
+// by inv.
+func loadPolicyFor(cmd *cli.Command, inv invocation) (*policy.Policy, error) {
+	cwd := inv.cwd
+	workspace := cwd
+	if w := cmd.String("workspace"); w != "" {
+		if !filepath.IsAbs(w) {
+			w = filepath.Join(cwd, w)
+		}
+		workspace = filepath.Clean(w)
+	}
+	// As os.UserHomeDir reads it.
+	home := inv.getenv("HOME")
+	if home == "" {
+		return nil, fmt.Errorf("home directory: $HOME is not defined")
 	}
 	return policy.Load(policy.LoadOptions{
 		Workspace:  workspace,
 		Cwd:        cwd,
 		Home:       home,
-		ConfigHome: os.Getenv("XDG_CONFIG_HOME"),
+		ConfigHome: inv.getenv("XDG_CONFIG_HOME"),
 		Settings:   cmd.StringSlice("settings"),
 		Flags: policy.Flags{
 			AllowWrite:  cmd.StringSlice("allow-write"),
@@ -118,38 +161,49 @@ func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("no command given (usage: cordon %s [flags] -- COMMAND [ARGS...])", cmd.Name)
 	}
-	pol, err := loadPolicy(cmd)
+	inv, err := here()
 	if err != nil {
 		return nil, err
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
+	return compileFor(ctx, cmd, inv, runID())
+}
+
+// compileFor loads the policy and compiles the command line given by inv
+// into a spec for the run id.
+func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string) (*sandbox, error) {
+	args := cmd.Args().Slice()
+	if len(args) == 0 {
+		return nil, fmt.Errorf("no command given (usage: cordon %s [flags] -- COMMAND [ARGS...])", cmd.Name)
 	}
+	pol, err := loadPolicyFor(cmd, inv)
+	if err != nil {
+		return nil, err
+	}
+	cwd := inv.cwd
 	host, err := runtime.HostPaths(runtime.StateRoot())
 	if err != nil {
 		return nil, err
 	}
 	req := spec.Request{
-		ID:     runID(),
+		ID:     id,
 		Args:   args,
 		Cwd:    cwd,
-		Env:    os.Environ(),
+		Env:    inv.env,
 		UID:    uint32(os.Getuid()),
 		GID:    uint32(os.Getgid()),
 		Host:   host,
 		Record: spec.Record{Writes: cmd.Bool("record-writes"), Reads: cmd.Bool("record-reads")},
 	}
-	req.Terminal = term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	req.Terminal = term.IsTerminal(int(inv.stdin.Fd())) && term.IsTerminal(int(inv.stdout.Fd()))
 	if cmd.IsSet("tty") {
 		req.Terminal = cmd.Bool("tty")
 	}
 	if req.Terminal {
-		if w, h, err := term.GetSize(int(os.Stdin.Fd())); err == nil {
+		if w, h, err := term.GetSize(int(inv.stdin.Fd())); err == nil {
 			req.ConsoleSize = &specs.Box{Width: uint(w), Height: uint(h)}
 		}
 	}
-	pr, err := machine(ctx, pol)
+	pr, err := machine(ctx, pol, inv.stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +212,7 @@ func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
 		return nil, err
 	}
 	if lost := unenforcedLimits(s); len(lost) > 0 && firstWarning(pr, lost) {
-		fmt.Fprintf(stderr, "cordon: warning: %s (said once per boot; cordon doctor shows why)\n", strings.Join(lost, "; "))
+		fmt.Fprintf(inv.stderr, "cordon: warning: %s (said once per boot; cordon doctor shows why)\n", strings.Join(lost, "; "))
 	}
 	return &sandbox{policy: pol, req: req, spec: s}, nil
 }
@@ -167,8 +221,10 @@ func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
 // and refuses what cannot be sandboxed: a sandbox that lacks a core
 // protection never runs, one that lacks others runs with a warning, or not
 // at all under failIfUnavailable.
-func machine(ctx context.Context, pol *policy.Policy) (probe.Result, error) {
-	pr, err := probe.Load(ctx, probe.Options{})
+func machine(ctx context.Context, pol *policy.Policy, stderr io.Writer) (probe.Result, error) {
+	// The binary on disk: cordon serve runs from a sealed copy in memory.
+	exe, _ := runtime.Executable()
+	pr, err := probe.Load(ctx, probe.Options{Executable: exe})
 	if err != nil {
 		return pr, fmt.Errorf("probe what this machine can do: %w", err)
 	}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
+
+	"cordon.dev/cordon/runtime"
+	"cordon.dev/cordon/serve"
+)
+
+// serveIdleOnDemand is how long a daemon that cordon run started waits for
+// the next command before it exits.
+const serveIdleOnDemand = 15 * time.Minute
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "keep sandboxes ready for cordon run: a per-user daemon on a unix socket (docs/protocol.md)",
+		Description: "cordon run hands its command to the daemon, which runs it in a sandbox made ahead of time for the\n" +
+			"same policy: a fresh sandbox per command, with the same isolation as a run of its own.\n" +
+			"cordon run starts it when the settings say \"cordon\": {\"serve\": true}; or run it under systemd\n" +
+			"(docs/performance.md). CORDON_SERVE=0 keeps a run from using it.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "pool", Value: 4, Usage: "sandboxes kept ready per policy (`N`)"},
+			&cli.DurationFlag{Name: "idle", Usage: "exit after `DURATION` without a command (0: never)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return fmt.Errorf("cordon serve takes no arguments")
+			}
+			// Every sandbox's setup process starts from this sealed copy
+			// of cordon: libcontainer need not copy it for each.
+			if err := runtime.SealSelf(); err != nil {
+				fmt.Fprintf(stderr, "cordon serve: %v (each sandbox copies cordon's binary)\n", err)
+			}
+			root := runtime.StateRoot()
+			ln, unlock, err := serveListener(root)
+			if err != nil {
+				return err
+			}
+			if ln == nil {
+				return nil // another daemon serves
+			}
+			defer unlock()
+			defer ln.Close()
+			ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			defer stop()
+			s := &serve.Server{
+				Compile: compileRequest,
+				Pool:    int(cmd.Int("pool")),
+				Idle:    cmd.Duration("idle"),
+				Root:    root,
+				Stale:   binaryChanged(),
+				Log:     stderr,
+			}
+			return s.Serve(ctx, ln)
+		},
+	}
+}
+
+// serveListener returns the daemon's socket: the one systemd passes
+// (socket activation: LISTEN_FDS), or a new one at serve.Socket(root),
+// owned by a lock next to it. A nil listener means another daemon holds
+// the lock.
+func serveListener(root string) (*net.UnixListener, func(), error) {
+	if os.Getenv("LISTEN_PID") == strconv.Itoa(os.Getpid()) && os.Getenv("LISTEN_FDS") == "1" {
+		f := os.NewFile(3, "systemd-socket")
+		unix.CloseOnExec(3)
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("socket from systemd: %w", err)
+		}
+		ul, ok := l.(*net.UnixListener)
+		if !ok {
+			l.Close()
+			return nil, nil, errors.New("socket from systemd: not a unix socket")
+		}
+		return ul, func() {}, nil
+	}
+	host, err := runtime.HostPaths(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The state directory, owned by the caller and closed to others.
+	if err := runtime.Prepare(host); err != nil {
+		return nil, nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(root, "serve.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve lock: %w", err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, nil, nil
+	}
+	sock := serve.Socket(root)
+	// A daemon that died left its socket: nobody listens on it.
+	os.Remove(sock)
+	old := unix.Umask(0o077)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	unix.Umask(old)
+	if err != nil {
+		lock.Close()
+		return nil, nil, fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	return ln, func() { lock.Close() }, nil
+}
+
+// binaryChanged reports, once it is called, whether cordon's binary on
+// disk is no longer the one this daemon runs: the sandboxes bind the one
+// on disk, whose init must speak this daemon's protocol.
+func binaryChanged() func() bool {
+	exe, err := runtime.Executable()
+	if err != nil {
+		return nil
+	}
+	var was unix.Stat_t
+	if unix.Stat(exe, &was) != nil {
+		return nil
+	}
+	return func() bool {
+		var now unix.Stat_t
+		if unix.Stat(exe, &now) != nil {
+			return true
+		}
+		return now.Ino != was.Ino || now.Dev != was.Dev || now.Mtim != was.Mtim || now.Size != was.Size
+	}
+}
+
+// compileRequest compiles a client's command line as cordon run compiles
+// its own, in the client's working directory and environment.
+func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File) (*serve.Run, error) {
+	for _, kv := range req.Env {
+		if len(kv) > len(detachedEnv) && kv[:len(detachedEnv)+1] == detachedEnv+"=" {
+			return nil, &serve.Declined{Reason: "a detached run's own process"}
+		}
+	}
+	var parsed *cli.Command
+	rc := runCommand()
+	rc.Writer, rc.ErrWriter = stdio[2], stdio[2]
+	rc.OnUsageError = func(_ context.Context, _ *cli.Command, err error, _ bool) error { return err }
+	rc.Action = func(_ context.Context, cmd *cli.Command) error {
+		parsed = cmd
+		return nil
+	}
+	if err := rc.Run(ctx, append([]string{"cordon run"}, req.Args...)); err != nil {
+		return nil, err
+	}
+	if parsed == nil {
+		// --help and the like: cordon run says it itself.
+		return nil, &serve.Declined{Reason: "no command to run"}
+	}
+	if parsed.Bool("detach") {
+		return nil, &serve.Declined{Reason: "--detach"}
+	}
+	inv := invocation{cwd: req.Cwd, env: req.Env, stdin: stdio[0], stdout: stdio[1], stderr: stdio[2]}
+	sb, err := compileFor(ctx, parsed, inv, runtime.NewID())
+	if err != nil {
+		return nil, err
+	}
+	if sb.spec.Process.Terminal {
+		return nil, &serve.Declined{Reason: "the command gets a terminal"}
+	}
+	rep := newRunReport(sb)
+	rep.w = stdio[2]
+	o := runOptions(parsed, sb, rep, stdio[0], stdio[1], stdio[2], stdio[2])
+	o.Proxy = proxyConfigTo(sb.policy, stdio[2])
+	r := &serve.Run{
+		Spec:    sb.spec,
+		Options: o,
+		Sandbox: runtime.Options{Root: o.Root, Proxy: o.Proxy},
+		Bind: func(id string) {
+			rep.mu.Lock()
+			rep.r.ID = id
+			rep.mu.Unlock()
+		},
+		Done: func(status int, err error) { rep.done(ctx, sb.policy, status, err) },
+	}
+	if o.Proxy != nil {
+		// The proxy's rules are the sandbox's; a proxy that asks a
+		// program asks it on this client's stderr.
+		r.Alone = o.Proxy.Ask != nil
+		key, _ := json.Marshal([][]string{o.Proxy.AllowedDomains, o.Proxy.DeniedDomains})
+		r.Key = string(key)
+	}
+	return r, nil
+}
+
+// startServe starts cordon serve in the background, unless one listens
+// already; it says nothing and waits for nothing: the run goes on cold.
+func startServe() {
+	if serve.Disabled() {
+		return
+	}
+	root := runtime.StateRoot()
+	if c, err := net.DialTimeout("unix", serve.Socket(root), 100*time.Millisecond); err == nil {
+		c.Close()
+		return
+	}
+	exe, err := runtime.Executable()
+	if err != nil {
+		return
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer null.Close()
+	cmd := exec.Command(exe, "serve", "--idle", serveIdleOnDemand.String())
+	cmd.Dir = "/"
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	// Its own session: the caller's terminal and its signals are not
+	// the daemon's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if cmd.Start() == nil {
+		_ = cmd.Process.Release()
+	}
+}

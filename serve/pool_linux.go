@@ -1,0 +1,262 @@
+package serve
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"cordon.dev/cordon/runtime"
+)
+
+// Pool bounds.
+const (
+	// maxAge is how long a sandbox waits for a command before it is
+	// replaced: nothing it holds goes stale that Intact would not see,
+	// but a bound keeps that argument small.
+	maxAge = 5 * time.Minute
+	// shelfIdle is how long a policy's sandboxes are kept ready after its
+	// last command.
+	shelfIdle = 3 * time.Minute
+)
+
+// pool keeps sandboxes ready, per pool key.
+type pool struct {
+	size int
+	// create makes a sandbox (runtime.NewPooled).
+	create func(s *specs.Spec, o runtime.Options) (*runtime.Pooled, error)
+	// gen counts the changes of the host's mount table: a sandbox made
+	// before one would differ from one made after it.
+	gen atomic.Uint64
+	// making bounds the sandboxes made in the background at once: the
+	// commands that run come first.
+	making chan struct{}
+
+	mu     sync.Mutex
+	shelf  map[string]*shelf
+	closed bool
+	log    func(format string, args ...any)
+	// hits and misses count the commands that found a sandbox ready, and
+	// those that waited for one.
+	hits, misses uint64
+}
+
+// shelf holds the sandboxes of one pool key.
+type shelf struct {
+	key     string
+	spec    *specs.Spec     // a spec of the key, to make more from
+	opts    runtime.Options // the sandbox's options
+	ready   []ready
+	pending int
+	used    time.Time
+}
+
+// ready is one sandbox on a shelf.
+type ready struct {
+	p   *runtime.Pooled
+	gen uint64
+}
+
+func newPool(size, parallel int, create func(*specs.Spec, runtime.Options) (*runtime.Pooled, error)) *pool {
+	return &pool{size: size, create: create, making: make(chan struct{}, max(parallel, 1)), shelf: map[string]*shelf{}}
+}
+
+// get returns a sandbox for the key: one ready and intact, or one made now.
+// refill makes more once the command is done: made meanwhile, they would
+// take the CPUs from it.
+func (pl *pool) get(key string, s *specs.Spec, o runtime.Options) (*runtime.Pooled, error) {
+	pl.mu.Lock()
+	sh := pl.shelf[key]
+	if sh == nil {
+		sh = &shelf{key: key}
+		pl.shelf[key] = sh
+	}
+	sh.spec, sh.opts, sh.used = s, o, time.Now()
+	var stale []*runtime.Pooled
+	var got *runtime.Pooled
+	gen := pl.gen.Load()
+	for len(sh.ready) > 0 && got == nil {
+		r := sh.ready[len(sh.ready)-1]
+		sh.ready = sh.ready[:len(sh.ready)-1]
+		if r.gen != gen || time.Since(r.p.Made) > maxAge {
+			stale = append(stale, r.p)
+			continue
+		}
+		got = r.p
+	}
+	if got != nil {
+		pl.hits++
+	} else {
+		pl.misses++
+	}
+	pl.mu.Unlock()
+	go closeAll(stale)
+	// The check reads the sandbox's mount table: outside the lock.
+	if got != nil && got.Intact() != nil {
+		go got.Close()
+		got = nil
+	}
+	if got != nil {
+		return got, nil
+	}
+	return pl.create(s, o)
+}
+
+// refill makes sandboxes for the key in the background until its shelf
+// is full again.
+func (pl *pool) refill(key string) {
+	pl.mu.Lock()
+	sh := pl.shelf[key]
+	pl.mu.Unlock()
+	if sh != nil {
+		pl.fill(sh)
+	}
+}
+
+// fill makes sandboxes in the background until the shelf holds size of
+// them (made or being made).
+func (pl *pool) fill(sh *shelf) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	for !pl.closed && len(sh.ready)+sh.pending < pl.size {
+		sh.pending++
+		go pl.makeOne(sh, sh.spec, sh.opts)
+	}
+}
+
+func (pl *pool) makeOne(sh *shelf, s *specs.Spec, o runtime.Options) {
+	pl.making <- struct{}{}
+	gen := pl.gen.Load()
+	p, err := pl.create(s, o)
+	if err != nil && pl.log != nil {
+		pl.log("make a sandbox: %v", err)
+	}
+	<-pl.making
+	pl.mu.Lock()
+	sh.pending--
+	keep := err == nil && !pl.closed && pl.shelf[sh.key] == sh && pl.gen.Load() == gen
+	if keep {
+		sh.ready = append(sh.ready, ready{p, gen})
+	}
+	pl.mu.Unlock()
+	if err == nil && !keep {
+		p.Close()
+	}
+}
+
+// changed drops every ready sandbox: the host's mounts changed.
+func (pl *pool) changed() {
+	pl.gen.Add(1)
+	pl.mu.Lock()
+	var drop []*runtime.Pooled
+	for _, sh := range pl.shelf {
+		for _, r := range sh.ready {
+			drop = append(drop, r.p)
+		}
+		sh.ready = nil
+	}
+	pl.mu.Unlock()
+	closeAll(drop)
+	// Made again as commands come.
+}
+
+// sweep drops the shelves of policies no command used for a while, and
+// replaces sandboxes that waited too long.
+func (pl *pool) sweep() {
+	pl.mu.Lock()
+	var drop []*runtime.Pooled
+	var refill []*shelf
+	for key, sh := range pl.shelf {
+		idle := time.Since(sh.used) > shelfIdle
+		kept := sh.ready[:0]
+		for _, r := range sh.ready {
+			if idle || time.Since(r.p.Made) > maxAge {
+				drop = append(drop, r.p)
+			} else {
+				kept = append(kept, r)
+			}
+		}
+		sh.ready = kept
+		if idle && sh.pending == 0 {
+			delete(pl.shelf, key)
+		} else if !idle {
+			refill = append(refill, sh)
+		}
+	}
+	pl.mu.Unlock()
+	closeAll(drop)
+	for _, sh := range refill {
+		pl.fill(sh)
+	}
+}
+
+// close drops everything and makes no more.
+func (pl *pool) close() {
+	pl.mu.Lock()
+	pl.closed = true
+	var drop []*runtime.Pooled
+	for _, sh := range pl.shelf {
+		for _, r := range sh.ready {
+			drop = append(drop, r.p)
+		}
+	}
+	pl.shelf = map[string]*shelf{}
+	pl.mu.Unlock()
+	closeAll(drop)
+}
+
+// idle counts the sandboxes ready.
+func (pl *pool) idle() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	n := 0
+	for _, sh := range pl.shelf {
+		n += len(sh.ready)
+	}
+	return n
+}
+
+func closeAll(ps []*runtime.Pooled) {
+	for _, p := range ps {
+		p.Close()
+	}
+}
+
+// watchMounts calls changed whenever the host's mount table changes
+// (/proc/self/mountinfo polls with POLLPRI then), until stop is closed.
+func watchMounts(changed func(), stop <-chan struct{}) error {
+	fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer unix.Close(fd)
+		buf := make([]byte, 64<<10)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
+			n, err := unix.Poll(fds, 1000)
+			if err != nil && err != unix.EINTR {
+				return
+			}
+			if n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR) != 0 {
+				// Reading the table to its end rearms the event.
+				_, _ = unix.Seek(fd, 0, 0)
+				for {
+					m, err := unix.Read(fd, buf)
+					if m <= 0 || err != nil {
+						break
+					}
+				}
+				changed()
+			}
+		}
+	}()
+	return nil
+}

@@ -1,0 +1,58 @@
+package serve
+
+import (
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/runtime"
+)
+
+// Run is a request compiled by the daemon's owner: the command's spec and
+// the options of its run, as cordon run would give them to runtime.Run.
+type Run struct {
+	Spec *specs.Spec
+	// Options are the run's, with the client's descriptors.
+	Options runtime.Options
+	// Sandbox are the options the sandbox is made with (its proxy).
+	Sandbox runtime.Options
+	// Key is what the sandbox is made of besides its spec: the proxy's
+	// rules.
+	Key string
+	// Alone has the sandbox made for this run alone, not taken from the
+	// pool: its proxy asks a program about destinations, on this
+	// client's stderr.
+	Alone bool
+	// Bind tells the run the id of the sandbox it got, before it starts.
+	Bind func(id string)
+	// Done is called once the run is over, with its status or error.
+	Done func(status int, err error)
+}
+
+// Compiler compiles a request, as cordon run compiles its command line:
+// the stdio are the client's. A *Declined error leaves the request to
+// the client.
+type Compiler func(ctx context.Context, req *Request, stdio [3]*os.File) (*Run, error)
+
+// Server is the daemon.
+type Server struct {
+	// Compile compiles each request.
+	Compile Compiler
+	// Pool is how many sandboxes are kept ready per policy.
+	Pool int
+	// Idle ends Serve after that long without a request (0: never).
+	Idle time.Duration
+	// Root is cordon's state directory (runtime.StateRoot).
+	Root string
+	// Stale reports whether the daemon must give way: cordon's binary was
+	// replaced, or the settings no longer ask for it. Requests are then
+	// declined and Serve returns.
+	Stale func() bool
+	// Log receives what the daemon has to say about itself.
+	Log io.Writer
+
+	st *state
+}

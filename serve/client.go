@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"syscall"
 )
@@ -17,16 +16,17 @@ var ErrGone = errors.New("cordon serve went away during the run")
 
 // Call runs a command through the daemon at sock, as cordon run's own
 // client does (docs/protocol.md): it sends req with stdio, passes the
-// signals from sigs on, and returns the run's exit status. The daemon
+// signals from sigs on (stopping this process after the command on
+// SIGTSTP, SIGTTIN and SIGTTOU), and returns the run's exit status. The daemon
 // declining the request is a *Declined error; its failing, an *Failed
-// error with the status (125) cordon run would exit with.
+// error with the status (125) cordon run would exit with. Any other error
+// before the command started means it did not run; ErrGone, that it may
+// have.
 func Call(ctx context.Context, sock string, req Request, stdio [3]*os.File, sigs <-chan os.Signal) (int, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "unix", sock)
+	c, err := Dial(ctx, sock)
 	if err != nil {
 		return 0, err
 	}
-	c := nc.(*net.UnixConn)
 	defer c.Close()
 	if req.Cordon == 0 {
 		req.Cordon = Version
@@ -57,8 +57,22 @@ func Call(ctx context.Context, sock string, req Request, stdio [3]*os.File, sigs
 				c.Close()
 				return
 			case sig := <-sigs:
-				if s, ok := sig.(syscall.Signal); ok {
-					_, _ = c.Write(Line(Signal{TypeSignal, int(s)}))
+				s, ok := sig.(syscall.Signal)
+				if !ok {
+					continue
+				}
+				switch s {
+				case syscall.SIGCHLD, syscall.SIGURG, syscall.SIGPIPE, syscall.SIGWINCH:
+					// The client's own business.
+					continue
+				}
+				_, _ = c.Write(Line(Signal{TypeSignal, int(s)}))
+				switch s {
+				case syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU:
+					// Job control, as in a cold run: the command stops,
+					// then the client, so that its shell gets the prompt
+					// back; SIGCONT resumes both.
+					_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 				}
 			}
 		}

@@ -34,6 +34,10 @@ type pool struct {
 	// commands that run come first.
 	making chan struct{}
 
+	// makers are the sandboxes being made or ended in the background,
+	// which close waits for.
+	makers sync.WaitGroup
+
 	mu     sync.Mutex
 	shelf  map[string]*shelf
 	closed bool
@@ -92,16 +96,25 @@ func (pl *pool) get(key string, s *specs.Spec, o runtime.Options) (*runtime.Pool
 		pl.misses++
 	}
 	pl.mu.Unlock()
-	go closeAll(stale)
+	pl.background(func() { closeAll(stale) })
 	// The check reads the sandbox's mount table: outside the lock.
 	if got != nil && got.Intact() != nil {
-		go got.Close()
+		pl.background(got.Close)
 		got = nil
 	}
 	if got != nil {
 		return got, nil
 	}
 	return pl.create(s, o)
+}
+
+// background runs f apart; close waits for it.
+func (pl *pool) background(f func()) {
+	pl.makers.Add(1)
+	go func() {
+		defer pl.makers.Done()
+		f()
+	}()
 }
 
 // refill makes sandboxes for the key in the background until its shelf
@@ -122,11 +135,13 @@ func (pl *pool) fill(sh *shelf) {
 	defer pl.mu.Unlock()
 	for !pl.closed && len(sh.ready)+sh.pending < pl.size {
 		sh.pending++
+		pl.makers.Add(1)
 		go pl.makeOne(sh, sh.spec, sh.opts)
 	}
 }
 
 func (pl *pool) makeOne(sh *shelf, s *specs.Spec, o runtime.Options) {
+	defer pl.makers.Done()
 	pl.making <- struct{}{}
 	gen := pl.gen.Load()
 	p, err := pl.create(s, o)
@@ -192,8 +207,10 @@ func (pl *pool) sweep() {
 	}
 }
 
-// close drops everything and makes no more.
+// close drops everything, makes no more, and returns once the sandboxes
+// being made are gone too.
 func (pl *pool) close() {
+	defer pl.makers.Wait()
 	pl.mu.Lock()
 	pl.closed = true
 	var drop []*runtime.Pooled

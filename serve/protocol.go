@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Version is the protocol's version, the request's "cordon" member.
@@ -47,6 +48,24 @@ type Request struct {
 	// Env is the client's environment (NAME=value), which the policy
 	// filters as for cordon run.
 	Env []string `json:"env"`
+	// Binary, when set, names the cordon binary the client would run the
+	// command with (BinaryID): a daemon running another one declines the
+	// request, so that no command runs under another cordon's rules.
+	Binary string `json:"binary,omitempty"`
+}
+
+// BinaryID names the cordon binary at path as it is now: its device,
+// inode, size and modification time.
+func BinaryID(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", errors.New("binary id: no stat data")
+	}
+	return fmt.Sprintf("%d:%d:%d:%d", st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano()), nil
 }
 
 // MaxRequest bounds a request line: arguments and environment as

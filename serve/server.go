@@ -51,6 +51,9 @@ type Server struct {
 	// replaced, or the settings no longer ask for it. Requests are then
 	// declined and Serve returns.
 	Stale func() bool
+	// Binary is the BinaryID of the cordon binary the daemon runs: a
+	// request naming another is declined.
+	Binary string
 	// Log receives what the daemon has to say about itself.
 	Log io.Writer
 

@@ -158,6 +158,10 @@ func (s *Server) handle(ctx context.Context, c *net.UnixConn) {
 			f.Close()
 		}
 	}()
+	if req.Binary != "" && req.Binary != s.Binary {
+		_, _ = c.Write(Line(Fallback{TypeFallback, "the daemon runs another cordon binary"}))
+		return
+	}
 	if s.Stale != nil && s.Stale() {
 		_, _ = c.Write(Line(Fallback{TypeFallback, "the daemon is stale (cordon's binary or settings changed)"}))
 		s.shutdown()

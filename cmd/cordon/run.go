@@ -32,6 +32,12 @@ func runCommand() *cli.Command {
 			if cmd.Bool("detach") && id == "" {
 				return detach(cmd)
 			}
+			if status, ok, err := runServed(ctx, cmd); ok {
+				if err == nil && status != 0 {
+					err = exitStatus(status)
+				}
+				return err
+			}
 			sb, err := compile(ctx, cmd)
 			if err != nil {
 				return err

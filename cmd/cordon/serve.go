@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"cordon.dev/cordon/runtime"
 	"cordon.dev/cordon/serve"
@@ -64,6 +65,7 @@ func serveCommand() *cli.Command {
 				Idle:    cmd.Duration("idle"),
 				Root:    root,
 				Stale:   binaryChanged(),
+				Binary:  binaryID(),
 				Log:     stderr,
 			}
 			return s.Serve(ctx, ln)
@@ -111,14 +113,17 @@ func serveListener(root string) (*net.UnixListener, func(), error) {
 	// A daemon that died left its socket: nobody listens on it.
 	os.Remove(sock)
 	old := unix.Umask(0o077)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	ln, err := serve.Listen(sock)
 	unix.Umask(old)
 	if err != nil {
 		lock.Close()
 		return nil, nil, fmt.Errorf("listen on %s: %w", sock, err)
 	}
-	ln.SetUnlinkOnClose(true)
-	return ln, func() { lock.Close() }, nil
+	return ln, func() {
+		// Gone before the lock: a daemon that starts now makes its own.
+		os.Remove(sock)
+		lock.Close()
+	}, nil
 }
 
 // binaryChanged reports, once it is called, whether cordon's binary on
@@ -140,6 +145,17 @@ func binaryChanged() func() bool {
 		}
 		return now.Ino != was.Ino || now.Dev != was.Dev || now.Mtim != was.Mtim || now.Size != was.Size
 	}
+}
+
+// binaryID is the serve.BinaryID of cordon's binary on disk, "" when it
+// cannot be read (every request that names one is then declined).
+func binaryID() string {
+	exe, err := runtime.Executable()
+	if err != nil {
+		return ""
+	}
+	id, _ := serve.BinaryID(exe)
+	return id
 }
 
 // compileRequest compiles a client's command line as cordon run compiles
@@ -172,6 +188,11 @@ func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File) 
 	sb, err := compileFor(ctx, parsed, inv, runtime.NewID())
 	if err != nil {
 		return nil, err
+	}
+	if !sb.policy.Serve {
+		// Settings changed since the daemon started: the command's own
+		// settings decide, for every command.
+		return nil, &serve.Declined{Reason: "cordon.serve is not enabled in the settings"}
 	}
 	if sb.spec.Process.Terminal {
 		return nil, &serve.Declined{Reason: "the command gets a terminal"}
@@ -208,7 +229,9 @@ func startServe() {
 		return
 	}
 	root := runtime.StateRoot()
-	if c, err := net.DialTimeout("unix", serve.Socket(root), 100*time.Millisecond); err == nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if c, err := serve.Dial(ctx, serve.Socket(root)); err == nil {
 		c.Close()
 		return
 	}
@@ -230,4 +253,85 @@ func startServe() {
 	if cmd.Start() == nil {
 		_ = cmd.Process.Release()
 	}
+}
+
+// runServed runs cordon run's command through cordon serve, when one
+// listens and takes it: ok is false when the command did not run (no
+// daemon, or the daemon declined it: the settings do not enable it, it
+// runs another binary, the command needs a terminal), and the caller runs
+// it cold. Nothing weaker than a cold run ever runs: the daemon compiles
+// the command line as cordon run would, from the same settings, and a
+// sandbox made for another spec is never used.
+func runServed(ctx context.Context, cmd *cli.Command) (status int, ok bool, err error) {
+	if serve.Disabled() || cmd.Bool("detach") || detachedID() != "" {
+		return 0, false, nil
+	}
+	// A terminal is a cold run's: the daemon's sandboxes have none.
+	if cmd.IsSet("tty") {
+		if cmd.Bool("tty") {
+			return 0, false, nil
+		}
+	} else if term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {
+		return 0, false, nil
+	}
+	sock := serve.Socket(runtime.StateRoot())
+	if _, err := os.Lstat(sock); err != nil {
+		return 0, false, nil
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return 0, false, nil
+	}
+	exe, err := runtime.Executable()
+	if err != nil {
+		return 0, false, nil
+	}
+	bin, err := serve.BinaryID(exe)
+	if err != nil {
+		return 0, false, nil
+	}
+	req := serve.Request{Args: runArgv(cmd), Cwd: cwd, Env: os.Environ(), Binary: bin}
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs)
+	defer signal.Stop(sigs)
+	status, err = serve.Call(ctx, sock, req, [3]*os.File{os.Stdin, os.Stdout, os.Stderr}, sigs)
+	var declined *serve.Declined
+	var failed *serve.Failed
+	switch {
+	case err == nil:
+		return status, true, nil
+	case errors.As(err, &failed):
+		// Said on the command's stderr by the daemon already.
+		return failed.Status, true, exitStatus(failed.Status)
+	case errors.Is(err, serve.ErrGone):
+		return exitCordonFailed, true, err
+	case errors.As(err, &declined):
+		return 0, false, nil
+	default:
+		// Unreachable, or gone before the command started: it did not run.
+		return 0, false, nil
+	}
+}
+
+// runArgv is cordon run's command line as parsed into cmd: the flags set,
+// "--", the command and its arguments.
+func runArgv(cmd *cli.Command) []string {
+	var argv []string
+	for _, f := range cmd.Flags {
+		name := f.Names()[0]
+		if !cmd.IsSet(name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.StringSliceFlag:
+			for _, v := range cmd.StringSlice(name) {
+				argv = append(argv, "--"+name+"="+v)
+			}
+		case *cli.BoolFlag:
+			argv = append(argv, "--"+name+"="+strconv.FormatBool(cmd.Bool(name)))
+		case *cli.StringFlag:
+			argv = append(argv, "--"+name+"="+cmd.String(name))
+		}
+	}
+	return append(append(argv, "--"), cmd.Args().Slice()...)
 }

@@ -1,0 +1,288 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// whoRuns is a script that says whether it runs in a pooled sandbox: the
+// command line of a pooled sandbox's init ends in "--" (its command came
+// later, on --command-fd), a cold one's in the command.
+const whoRuns = `if [ "$(tr '\0' '\n' </proc/1/cmdline | tail -n 1)" = "--" ]; then echo warm; else echo cold; fi`
+
+// serveBox is a box whose settings enable cordon serve, with a state root
+// of its own so that its daemon is the test's alone.
+type serveBox struct {
+	*box
+	root, stateEnv string
+}
+
+func newServeBox(t *testing.T, c *caller) *serveBox {
+	t.Helper()
+	b := newBox(t, c)
+	root, env := privateState(t, b)
+	sb := &serveBox{box: b, root: root, stateEnv: env}
+	sb.settings(`{"cordon": {"serve": true}}`)
+	return sb
+}
+
+// settings writes the box's user settings.
+func (sb *serveBox) settings(content string) {
+	sb.t.Helper()
+	p := filepath.Join(sb.home, ".config", "cordon", "settings.json")
+	must(sb.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(sb.t, os.WriteFile(p, []byte(content+"\n"), 0o644))
+	sb.chown()
+}
+
+// serve starts cordon serve as the box's caller and waits for its socket;
+// the test's cleanup ends it.
+func (sb *serveBox) serve(args ...string) *os.Process {
+	sb.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := sb.command(ctx, runSpec{env: []string{sb.stateEnv}}, append([]string{"serve"}, args...)...)
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		cancel()
+		sb.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	sb.t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cancel()
+			<-done
+		}
+		if sb.t.Failed() {
+			sb.t.Logf("cordon serve said:\n%s", log.String())
+		}
+	})
+	sb.waitSocket(done)
+	return cmd.Process
+}
+
+// waitSocket waits until the daemon accepts connections.
+func (sb *serveBox) waitSocket(done <-chan struct{}) {
+	sb.t.Helper()
+	sock := filepath.Join(sb.root, "serve.sock")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if c, err := dialSocket(sock); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-done:
+			sb.t.Fatal("cordon serve ended before it listened")
+		default:
+		}
+		if time.Now().After(deadline) {
+			sb.t.Fatalf("cordon serve: no socket at %s after 15s", sock)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// dialSocket connects to a unix socket whose path may be longer than an
+// address holds, through a descriptor of its directory.
+func dialSocket(path string) (net.Conn, error) {
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	return net.Dial("unix", "/proc/self/fd/"+strconv.Itoa(int(dir.Fd()))+"/"+filepath.Base(path))
+}
+
+// run runs cordon run in the box with its private state root.
+func (sb *serveBox) run(s runSpec) result {
+	sb.t.Helper()
+	s.env = append(s.env, sb.stateEnv)
+	return sb.runSpec(s)
+}
+
+// TestServe: with cordon serve running and enabled in the settings, cordon
+// run hands its command to the daemon, which runs it in a fresh sandbox of
+// its own: exit status, signals, stdio and the policy are a cold run's,
+// nothing is shared between two commands, a settings change takes effect
+// on the next command, and a daemon that is gone means a cold run.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		t.Run("fresh sandbox per command", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			sb.serve("--pool", "2")
+			// The first leaves a file in /tmp, a process, an exported
+			// variable and a variable of its caller's.
+			first := sb.run(runSpec{env: []string{"CORDON_IT_FIRST=only-first"}, args: []string{"sh", "-c", whoRuns + `
+				echo left > /tmp/left-behind; export CORDON_IT_EXPORTED=1
+				sleep 3127 & echo "pid $!"; echo "env $CORDON_IT_FIRST"`}})
+			if first.code != 0 || !strings.HasPrefix(first.stdout, "warm\n") || !strings.Contains(first.stdout, "env only-first") {
+				t.Fatalf("the first command did not run warm:\n%s", first)
+			}
+			second := sb.run(runSpec{args: []string{"sh", "-c", whoRuns + `
+				ls -A /tmp; echo "env ${CORDON_IT_FIRST:-unset} ${CORDON_IT_EXPORTED:-unset}"
+				for p in /proc/[0-9]*; do tr '\0' ' ' <$p/cmdline; echo; done`}})
+			if second.code != 0 || !strings.HasPrefix(second.stdout, "warm\n") {
+				t.Fatalf("the second command did not run warm:\n%s", second)
+			}
+			for _, leak := range []string{"left-behind", "sleep 3127", "only-first", "env unset unset"} {
+				seen := strings.Contains(second.stdout, leak)
+				if want := leak == "env unset unset"; seen != want {
+					t.Errorf("the second command sees %q: %v, want %v\n%s", leak, seen, want, second)
+				}
+			}
+			if ps := sb.sandboxProcs(); len(ps) != 0 {
+				t.Errorf("%d processes of the first command outlived it: %v", len(ps), ps)
+			}
+		})
+		t.Run("a cold run's status, stdio and signals", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			sb.serve()
+			for _, tc := range []struct {
+				name, script string
+				stdin        string
+				code         int
+				stdout       string
+			}{
+				{"exit status", "exit 7", "", 7, ""},
+				{"killed by a signal", "kill -TERM $$", "", 143, ""},
+				{"not found", "exec /no/such/command", "", 127, ""},
+				{"stdin to stdout", "cat; echo done", "through the daemon\n", 0, "through the daemon\ndone\n"},
+			} {
+				var res [2]result
+				for i, mode := range []string{"1", "0"} {
+					spec := runSpec{env: []string{"CORDON_SERVE=" + mode}, args: []string{"sh", "-c", tc.script}}
+					if tc.stdin != "" {
+						spec.stdin = strings.NewReader(tc.stdin)
+					}
+					res[i] = sb.run(spec)
+				}
+				warm, cold := res[0], res[1]
+				if warm.code != tc.code || cold.code != tc.code || warm.stdout != tc.stdout || cold.stdout != tc.stdout {
+					t.Errorf("%s: want exit %d and stdout %q, warm and cold:\nwarm: %s\ncold: %s", tc.name, tc.code, tc.stdout, warm, cold)
+				}
+			}
+			// A signal to cordon run reaches the command.
+			r := sb.start(runSpec{env: []string{sb.stateEnv}, args: []string{"sh", "-c",
+				whoRuns + `; trap 'echo got TERM; exit 5' TERM; echo ready; while :; do sleep 0.05; done`}})
+			r.waitStdout("ready")
+			if !strings.HasPrefix(r.stdout.String(), "warm\n") {
+				t.Fatalf("the command did not run warm: %q", r.stdout.String())
+			}
+			must(t, r.cmd.Process.Signal(syscall.SIGTERM))
+			if res := r.wait(); res.code != 5 || !strings.Contains(res.stdout, "got TERM") {
+				t.Errorf("SIGTERM to cordon run: want the command's trap and exit 5:\n%s", res)
+			}
+		})
+		t.Run("settings take effect on the next command", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			sb.serve()
+			// Readable until the settings hide it.
+			outside := filepath.Join(sb.home, "outside.txt")
+			read := runSpec{args: []string{"sh", "-c", whoRuns + "; cat " + outside}}
+			if r := sb.run(read); r.code != 0 || r.stdout != "warm\noriginal\n" {
+				t.Fatalf("before the change:\n%s", r)
+			}
+			sb.settings(`{"cordon": {"serve": true}, "filesystem": {"denyRead": ["` + outside + `"]}}`)
+			if r := sb.run(read); r.stdout != "warm\n" || r.code == 0 {
+				t.Errorf("a denyRead added to the settings: want the file hidden from the next command, warm:\n%s", r)
+			}
+			sb.settings(`{"cordon": {"serve": false}}`)
+			if r := sb.run(read); r.code != 0 || r.stdout != "cold\noriginal\n" {
+				t.Errorf("serve turned off in the settings: want a cold run:\n%s", r)
+			}
+		})
+		t.Run("no daemon, a cold run", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			p := sb.serve()
+			if r := sb.run(runSpec{args: []string{"sh", "-c", whoRuns}}); r.stdout != "warm\n" {
+				t.Fatalf("with the daemon:\n%s", r)
+			}
+			// Killed: its socket stays, nobody listens.
+			must(t, p.Signal(syscall.SIGKILL))
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				c, err := dialSocket(filepath.Join(sb.root, "serve.sock"))
+				if err != nil {
+					break
+				}
+				c.Close()
+				if time.Now().After(deadline) {
+					t.Fatal("the killed daemon still accepts connections")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			// What the daemon left goes once its sandboxes are gone.
+			t.Cleanup(func() {
+				deadline := time.Now().Add(15 * time.Second)
+				for {
+					sb.cordon(runSpec{env: []string{sb.stateEnv}}, "gc")
+					runs, _ := filepath.Glob(filepath.Join(sb.root, "run-*"))
+					if len(runs) == 0 || time.Now().After(deadline) {
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			// Off in the settings: the run must not start another one.
+			sb.settings(`{"cordon": {"serve": false}}`)
+			if r := sb.run(runSpec{args: []string{"sh", "-c", whoRuns + "; exit 3"}}); r.code != 3 || r.stdout != "cold\n" {
+				t.Errorf("with the daemon gone: want a cold run:\n%s", r)
+			}
+		})
+		t.Run("started on demand", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			// Whatever this test started ends with it.
+			t.Cleanup(func() {
+				for _, p := range procsWhere(func(p proc) bool {
+					return strings.HasPrefix(p.cmdline(), cordonBin+" serve") && p.env("CORDON_STATE_ROOT") == sb.root
+				}) {
+					// By a pidfd: the pid must still be the daemon's.
+					fd, err := unix.PidfdOpen(p.pid, 0)
+					if err != nil {
+						continue
+					}
+					if strings.HasPrefix(p.cmdline(), cordonBin+" serve") && unix.PidfdSendSignal(fd, unix.SIGTERM, nil, 0) == nil {
+						// It ends its sandboxes before it exits.
+						fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+						if n, _ := unix.Poll(fds, 15000); n == 0 {
+							t.Errorf("cordon serve (pid %d) still runs 15s after SIGTERM", p.pid)
+						}
+					}
+					unix.Close(fd)
+				}
+			})
+			if r := sb.run(runSpec{args: []string{"sh", "-c", whoRuns}}); r.code != 0 || r.stdout != "cold\n" {
+				t.Fatalf("the first run, with no daemon yet: want a cold run:\n%s", r)
+			}
+			sb.waitSocket(nil)
+			if r := sb.run(runSpec{args: []string{"sh", "-c", whoRuns}}); r.code != 0 || r.stdout != "warm\n" {
+				t.Errorf("once the first run started the daemon: want a warm run:\n%s", r)
+			}
+		})
+	})
+}

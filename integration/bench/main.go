@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -36,6 +38,7 @@ type contender struct {
 	name string
 	argv []string
 	dir  string
+	env  []string // nil: the bench's own
 	// samples
 	wall []time.Duration
 	rss  []int64 // KiB, peak of the process we started
@@ -70,7 +73,26 @@ func run(cordon string, n int) error {
 	} else {
 		fmt.Fprintln(os.Stderr, "bench: no bwrap (apt-get install bubblewrap): not compared")
 	}
-	cs = append(cs, &contender{name: "cordon", dir: ws, argv: []string{cordon, "run", "--", truePath}})
+	// cordon's runs, cold and warm, share a home whose settings enable
+	// cordon serve and a state root of the bench's own.
+	env, root, err := benchEnv(work)
+	if err != nil {
+		return err
+	}
+	cs = append(cs, &contender{name: "cordon", dir: ws, argv: []string{cordon, "run", "--", truePath},
+		env: append(slices.Clone(env), "CORDON_SERVE=0")})
+	d, err := startDaemon(cordon, env, root, 4)
+	if err != nil {
+		return fmt.Errorf("cordon serve: %w", err)
+	}
+	defer d.stop()
+	warm := &contender{name: "cordon (warm, serve)", dir: ws, argv: []string{cordon, "run", "--", truePath},
+		env: append(slices.Clone(env), "CORDON_SERVE=1")}
+	if err := checkWarm(warm); err != nil {
+		d.stop()
+		return err
+	}
+	cs = append(cs, warm)
 	if runc, bundle, err := prepareRunc(cordon, work, ws, truePath); err == nil {
 		cs = append(cs, &contender{name: "runc (cordon's spec)", dir: bundle,
 			argv: []string{runc, "--root", filepath.Join(work, "runc-state"), "run", "--bundle", bundle, "bench"}})
@@ -96,6 +118,7 @@ func run(cordon string, n int) error {
 			c.rss = append(c.rss, rss)
 		}
 	}
+	d.stop()
 	report(cs, n)
 	if err := hookBench(cordon, n); err != nil {
 		return err
@@ -103,12 +126,30 @@ func run(cordon string, n int) error {
 	if err := bridgeBench(cordon, n); err != nil {
 		return err
 	}
-	return proxyBench(cordon, n)
+	if err := proxyBench(cordon, n); err != nil {
+		return err
+	}
+	return serveBench(cordon, truePath, env, work)
+}
+
+// checkWarm makes sure that the warm contender's runs go through the
+// daemon: a pooled sandbox's init has no command on its command line.
+func checkWarm(c *contender) error {
+	cmd := exec.Command(c.argv[0], "run", "--", "cat", "/proc/1/cmdline")
+	cmd.Dir, cmd.Env = c.dir, c.env
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	if !bytes.HasSuffix(out, []byte("\x00--\x00")) {
+		return fmt.Errorf("%s: the run did not go through cordon serve (its init: %q)", c.name, out)
+	}
+	return nil
 }
 
 func once(c *contender) (time.Duration, int64, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Dir = c.dir
+	cmd.Dir, cmd.Env = c.dir, c.env
 	out := &limited{}
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
@@ -159,12 +200,21 @@ func report(cs []*contender, n int) {
 	for _, c := range cs {
 		byName[c.name] = c
 	}
-	cordon := median(byName["cordon"].wall)
-	for _, ref := range cs {
-		if ref.name == "cordon" {
-			continue
+	ratio := func(a, b, goal string) {
+		ca, cb := byName[a], byName[b]
+		if ca == nil || cb == nil {
+			fmt.Printf("%s / %s: not measured\n", a, b)
+			return
 		}
-		fmt.Printf("cordon / %-22s %.2fx\n", ref.name, float64(cordon)/float64(median(ref.wall)))
+		fmt.Printf("%-22s / %-22s %5.2fx   goal: %s\n", a, b, float64(median(ca.wall))/float64(median(cb.wall)), goal)
+	}
+	ratio("cordon", "runc (cordon's spec)", "at most 0.6x")
+	ratio("cordon", "bubblewrap", "at most 2.5x")
+	ratio("cordon (warm, serve)", "bubblewrap", "at most 1.0x")
+	ratio("cordon (warm, serve)", "cordon", "")
+	ratio("cordon", "bare", "")
+	if c, r := byName["cordon"], byName["runc (cordon's spec)"]; c != nil && r != nil {
+		fmt.Printf("peak RSS: cordon %d KiB, runc %d KiB (goal: cordon's at most runc's)\n", median(c.rss), median(r.rss))
 	}
 }
 
@@ -177,10 +227,8 @@ func prepareRunc(cordon, work, ws, truePath string) (runc, bundle string, err er
 	if os.Geteuid() != 0 {
 		return "", "", fmt.Errorf("needs root")
 	}
-	runc = filepath.Join(work, "runc")
-	build := exec.Command("go", "build", "-tags", "seccomp", "-o", runc, "github.com/opencontainers/runc")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("build runc: %v: %s", err, out)
+	if runc, err = buildRunc(work); err != nil {
+		return "", "", err
 	}
 	specCmd := exec.Command(cordon, "spec", "--", truePath)
 	specCmd.Dir = ws
@@ -217,4 +265,42 @@ func prepareRunc(cordon, work, ws, truePath string) (runc, bundle string, err er
 	}
 	out, _ := json.Marshal(s)
 	return runc, bundle, os.WriteFile(filepath.Join(bundle, "config.json"), out, 0o644)
+}
+
+// buildRunc builds runc at the version cordon's libcontainer comes from:
+// its module directory is copied out of the module cache (read-only there)
+// into work and built as a module of its own with -mod=mod, which fills in
+// the go.sum runc's release leaves incomplete. Only the module cache and
+// the Go module proxy are used; cordon's go.mod is left alone.
+func buildRunc(work string) (string, error) {
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/opencontainers/runc").Output()
+	if err != nil {
+		return "", fmt.Errorf("runc's module directory: %w", err)
+	}
+	src := strings.TrimSpace(string(dir))
+	if src == "" {
+		if out, err := exec.Command("go", "mod", "download", "github.com/opencontainers/runc").CombinedOutput(); err != nil {
+			return "", fmt.Errorf("download runc: %v: %s", err, out)
+		}
+		if dir, err = exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/opencontainers/runc").Output(); err != nil {
+			return "", fmt.Errorf("runc's module directory: %w", err)
+		}
+		src = strings.TrimSpace(string(dir))
+	}
+	mod := filepath.Join(work, "runc-src")
+	if out, err := exec.Command("cp", "-r", src, mod).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("copy runc's module: %v: %s", err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "u+w", mod).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("copy runc's module: %v: %s", err, out)
+	}
+	runc := filepath.Join(work, "runc")
+	build := exec.Command("go", "build", "-mod=mod", "-tags", "seccomp", "-o", runc, ".")
+	build.Dir = mod
+	// The copy's own go.mod rules, not cordon's workspace.
+	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build runc: %v: %s", err, out)
+	}
+	return runc, nil
 }

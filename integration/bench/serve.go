@@ -56,7 +56,7 @@ func benchEnv(work string) ([]string, string, error) {
 func startDaemon(cordon string, env []string, root string, size int) (*daemon, error) {
 	cmd := exec.Command(cordon, "serve", "--pool", strconv.Itoa(size))
 	cmd.Env, cmd.Dir = env, "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -360,6 +360,7 @@ func stopCommand() *cli.Command {
 // sandbox then ends with it; what is left, GC removes.
 func stop(ctx context.Context, root string, s runtime.Sandbox, grace time.Duration) error {
 	gone := func() bool { return !running(s.ID) }
+	ownerGone := func() bool { _, err := os.Stat(filepath.Join("/proc", fmt.Sprint(s.Owner))); return err != nil }
 	if !s.Orphaned {
 		// Signals go through a handle on the process (a pidfd on Linux):
 		// the owner's pid may be another process's by the time the grace
@@ -374,6 +375,9 @@ func stop(ctx context.Context, root string, s runtime.Sandbox, grace time.Durati
 			return err
 		}
 		if waitFor(ctx, grace, gone) {
+			// The sandbox is gone; its cordon lets go of the run's lock
+			// file just after, then exits.
+			waitFor(ctx, 2*time.Second, ownerGone)
 			return nil
 		}
 		if err := owner.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -381,7 +385,7 @@ func stop(ctx context.Context, root string, s runtime.Sandbox, grace time.Durati
 		}
 	}
 	// The init ends the sandbox when its cordon goes; GC removes the rest.
-	waitFor(ctx, 2*time.Second, func() bool { _, err := os.Stat(filepath.Join("/proc", fmt.Sprint(s.Owner))); return err != nil })
+	waitFor(ctx, 2*time.Second, ownerGone)
 	if _, err := runtime.GC(root); err != nil {
 		return err
 	}

@@ -1,0 +1,84 @@
+package serve
+
+import (
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// socketPair is a connected pair of unix stream sockets.
+func socketPair(t *testing.T) (client, server *net.UnixConn) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := func(fd int) *net.UnixConn {
+		f := os.NewFile(uintptr(fd), "pair")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c.(*net.UnixConn)
+	}
+	return conn(fds[0]), conn(fds[1])
+}
+
+func TestReadRequest(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, tc := range []struct {
+		name  string
+		fds   []int
+		line  string
+		after string
+		ok    bool
+	}{
+		{"three descriptors", []int{int(r.Fd()), int(w.Fd()), int(w.Fd())}, `{"cordon":1,"args":["--","true"],"cwd":"/"}`, `{"type":"signal","signal":15}`, true},
+		{"two descriptors", []int{int(r.Fd()), int(w.Fd())}, `{"cordon":1,"args":["--","true"],"cwd":"/"}`, "", false},
+		{"no descriptors", nil, `{"cordon":1,"args":["--","true"],"cwd":"/"}`, "", false},
+		{"not JSON", []int{int(r.Fd()), int(w.Fd()), int(w.Fd())}, `cordon run -- true`, "", false},
+		{"an unchecked request", []int{int(r.Fd()), int(w.Fd()), int(w.Fd())}, `{"cordon":1,"args":[],"cwd":"/"}`, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, server := socketPair(t)
+			data := []byte(tc.line + "\n" + tc.after)
+			var oob []byte
+			if tc.fds != nil {
+				oob = syscall.UnixRights(tc.fds...)
+			}
+			if _, _, err := client.WriteMsgUnix(data[:1], oob, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.Write(data[1:]); err != nil {
+				t.Fatal(err)
+			}
+			client.CloseWrite()
+			req, stdio, rest, err := readRequest(server)
+			if (err == nil) != tc.ok {
+				t.Fatalf("readRequest: %v, want ok %v", err, tc.ok)
+			}
+			if err != nil {
+				return
+			}
+			for _, f := range stdio {
+				defer f.Close()
+			}
+			if req.Args[1] != "true" || stdio[2] == nil {
+				t.Errorf("request %+v, stdio %v", req, stdio)
+			}
+			// What came after the line is the client's signals.
+			if !strings.HasPrefix(tc.after, string(rest)) {
+				t.Errorf("rest %q, want a prefix of %q", rest, tc.after)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cordon.dev/cordon/policy"
 )
@@ -46,9 +47,11 @@ type Request struct {
 	FS fs.FS
 }
 
+// The patterns are compiled when first used, not when cordon starts:
+// every cordon run and hook on Linux would pay for them.
 var (
-	tagPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-	ttyPattern = regexp.MustCompile(`^/dev/ttys[0-9]+$`)
+	tagPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`) })
+	ttyPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/dev/ttys[0-9]+$`) })
 )
 
 // Profile compiles the policy for one run into a Seatbelt profile for
@@ -121,7 +124,7 @@ func newCompiler(p *policy.Policy, r Request, trustd bool) (*compiler, error) {
 // check refuses a request the profile could not express faithfully.
 func (c *compiler) check() error {
 	p, r := c.p, c.r
-	if !tagPattern.MatchString(r.Tag) {
+	if !tagPattern().MatchString(r.Tag) {
 		return fmt.Errorf("%w: run tag %q (want 1 to 64 letters, digits, '.', '_' or '-')", ErrInvalid, r.Tag)
 	}
 	dirs := [][2]string{{"workspace", p.Workspace}, {"working directory", r.Cwd}, {"home directory", c.home}}
@@ -148,7 +151,7 @@ func (c *compiler) check() error {
 			}
 		}
 	}
-	if r.TTY != "" && !ttyPattern.MatchString(r.TTY) {
+	if r.TTY != "" && !ttyPattern().MatchString(r.TTY) {
 		return fmt.Errorf("%w: terminal %q is not a /dev/ttysN device", ErrInvalid, r.TTY)
 	}
 	for _, port := range []int{r.HTTPProxyPort, r.SOCKSProxyPort} {

@@ -73,35 +73,19 @@ func newSupervisor(s *specs.Spec, rec *recorder) (*supervisor, error) {
 		!slices.Contains(s.Process.Args, fmt.Sprintf("--notify-fd=%d", spec.InitNotifyFD)) {
 		return nil, nil
 	}
-	var names []string
-	for _, rule := range s.Linux.Seccomp.Syscalls {
-		if rule.Action == specs.ActNotify {
-			names = append(names, rule.Names...)
-		}
-	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp supervisor: %w", err)
 	}
-	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	sv, err := newListenerSupervisor(notifiedNames(s.Linux.Seccomp), rec)
 	if err != nil {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
-		return nil, fmt.Errorf("seccomp supervisor: %w", err)
+		return nil, err
 	}
-	sv := &supervisor{
-		sock:      os.NewFile(uintptr(fds[0]), "seccomp-notify"),
-		child:     os.NewFile(uintptr(fds[1]), "seccomp-notify-init"),
-		names:     seccomp.NativeNumbers(names),
-		rec:       rec,
-		workspace: s.Annotations[spec.AnnotationWorkspace],
-		stop:      stop,
-		done:      make(chan struct{}),
-		checks:    make(chan fileCheck, 1024),
-		root:      -1,
-		mntns:     -1,
-		commands:  map[int]string{},
-	}
+	sv.sock = os.NewFile(uintptr(fds[0]), "seccomp-notify")
+	sv.child = os.NewFile(uintptr(fds[1]), "seccomp-notify-init")
+	sv.workspace = s.Annotations[spec.AnnotationWorkspace]
 	if raw := s.Annotations[spec.AnnotationScrub]; raw != "" {
 		var sc spec.Scrub
 		if err := json.Unmarshal([]byte(raw), &sc); err == nil {
@@ -112,6 +96,38 @@ func newSupervisor(s *specs.Spec, rec *recorder) (*supervisor, error) {
 		sv.roots = append(sv.roots, sv.workspace)
 	}
 	return sv, nil
+}
+
+// notifiedNames are the system calls the profile sends to a listener.
+func notifiedNames(p *specs.LinuxSeccomp) []string {
+	var names []string
+	for _, rule := range p.Syscalls {
+		if rule.Action == specs.ActNotify {
+			names = append(names, rule.Names...)
+		}
+	}
+	return names
+}
+
+// newListenerSupervisor returns a supervisor of the system calls names,
+// recording to rec, for a listener the caller hands to supervise: no
+// socket to the init, no sandbox root to judge file accesses in (the OCI
+// monitor gets its listeners from libcontainer).
+func newListenerSupervisor(names []string, rec *recorder) (*supervisor, error) {
+	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp supervisor: %w", err)
+	}
+	return &supervisor{
+		names:    seccomp.NativeNumbers(names),
+		rec:      rec,
+		stop:     stop,
+		done:     make(chan struct{}),
+		checks:   make(chan fileCheck, 1024),
+		root:     -1,
+		mntns:    -1,
+		commands: map[int]string{},
+	}, nil
 }
 
 // start receives the listener from the init (process init on the host)
@@ -130,12 +146,18 @@ func (sv *supervisor) start(init int) {
 			return // the init failed before the command, and says why
 		}
 		defer unix.Close(listener)
-		var wg sync.WaitGroup
-		wg.Go(sv.checkFiles)
-		sv.serve(listener)
-		close(sv.checks)
-		wg.Wait()
+		sv.supervise(listener)
 	}()
+}
+
+// supervise answers the notifications of listener until every process of
+// its filter is gone or close is called.
+func (sv *supervisor) supervise(listener int) {
+	var wg sync.WaitGroup
+	wg.Go(sv.checkFiles)
+	sv.serve(listener)
+	close(sv.checks)
+	wg.Wait()
 }
 
 // receive waits for the listener, or for the init to close its end.

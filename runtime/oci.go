@@ -47,7 +47,24 @@ type ContainerState struct {
 	// Cordon is the policy cordon applied (spec.AnnotationApplied), nil
 	// when the container runs exactly as under runc.
 	Cordon *spec.Applied `json:"cordon,omitempty"`
+	// Monitor is the container's monitor process, when its policy needs
+	// one (a proxy to serve, refusals to record).
+	Monitor *MonitorState `json:"cordonMonitor,omitempty"`
 }
+
+// MonitorState is what `state` says of a container's monitor.
+type MonitorState struct {
+	Pid int `json:"pid"`
+	// Running is false once the monitor has ended: with the container, or
+	// killed (the container then keeps its isolation: refusals fail with
+	// ENOSYS unrecorded, and nothing reaches the network).
+	Running bool `json:"running"`
+}
+
+// MonitorCommand is the hidden verb that runs a container's monitor
+// (`cordon oci-monitor ID`), which `create` starts when the container's
+// policy needs one; see RunMonitor.
+const MonitorCommand = "oci-monitor"
 
 // CreateOptions are the flags of `create`.
 type CreateOptions struct {

@@ -113,7 +113,8 @@ func (o OCI) Create(id string, opts CreateOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := o.tighten(s); err != nil {
+	a, err := o.tighten(s, id)
+	if err != nil {
 		return err
 	}
 	rootlessCg, err := o.rootlessCgroups()
@@ -147,12 +148,31 @@ func (o OCI) Create(id string, opts CreateOptions) error {
 		listenFDs:     listenFiles(),
 		stdin:         os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 	}
+	if a.Monitor() {
+		// Before the container's processes exist: libcontainer hands the
+		// init's seccomp listener to the monitor during Start.
+		mon, err := o.startMonitor(id, s, a)
+		if err != nil {
+			if e := container.Destroy(); e != nil {
+				logrus.Warn(e)
+			}
+			return err
+		}
+		defer mon.abort()
+		r.started = mon.attach
+	}
 	_, err = r.run(s.Process)
+	if err != nil && a.Records() && strings.Contains(err.Error(), unix.EBUSY.Error()) {
+		// The kernel allows one seccomp listener in a process's filter
+		// chain: cordon itself runs under a filter that has one (cordon
+		// inside cordon run, or under another supervisor).
+		return fmt.Errorf("the container's policy records violations through a seccomp listener, and cordon runs under a seccomp filter that already has one (the kernel allows one per process): refusing to run the container without its records: %w", err)
+	}
 	return err
 }
 
-// tighten applies the container policy, if any, to s.
-func (o OCI) tighten(s *specs.Spec) (*spec.Applied, error) {
+// tighten applies the container policy, if any, to container id's spec s.
+func (o OCI) tighten(s *specs.Spec, id string) (*spec.Applied, error) {
 	cfg, err := o.runtimeConfig()
 	if err != nil {
 		return nil, err
@@ -174,10 +194,21 @@ func (o OCI) tighten(s *specs.Spec) (*spec.Applied, error) {
 		}
 		hook = []string{exe, NetworkHookCommand, NetworkHookIsolate}
 	}
-	a, err := spec.Tighten(s, pol, source, spec.ContainerOpts{
+	opts := spec.ContainerOpts{
 		NetworkHook: hook,
 		Seccomp:     seccomp.Options{AllowSocketpair: true, KernelVersion: kernelRelease()},
-	})
+	}
+	if pol != nil && pol.Seccomp && pol.RecordViolations {
+		if opts.ListenerPath, err = monitorSocketPath(o.Root, id); err != nil {
+			return nil, fmt.Errorf("cordon policy: %w", err)
+		}
+	}
+	if os.Geteuid() != 0 {
+		// setns into a network namespace needs CAP_SYS_ADMIN in the
+		// caller's own user namespace as well as the container's.
+		opts.NoProxy = "a rootless runtime cannot enter the container's network namespace to serve the proxy there"
+	}
+	a, err := spec.Tighten(s, pol, source, opts)
 	if err != nil {
 		return nil, fmt.Errorf("cordon policy: %w", err)
 	}
@@ -276,10 +307,10 @@ func (o OCI) State(id string) (*ContainerState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return containerState(c, "")
+	return containerState(c, o.Root, "")
 }
 
-func containerState(c *libcontainer.Container, owner string) (*ContainerState, error) {
+func containerState(c *libcontainer.Container, root, owner string) (*ContainerState, error) {
 	status, err := c.Status()
 	if err != nil {
 		return nil, err
@@ -304,13 +335,25 @@ func containerState(c *libcontainer.Container, owner string) (*ContainerState, e
 		Annotations: annotations,
 		Owner:       owner,
 	}
-	if raw := annotations[spec.AnnotationApplied]; raw != "" {
-		var a spec.Applied
-		if json.Unmarshal([]byte(raw), &a) == nil {
-			cs.Cordon = &a
-		}
+	cs.Cordon = appliedOf(annotations)
+	if cs.Cordon.Monitor() {
+		cs.Monitor = monitorState(root, cs.ID)
 	}
 	return cs, nil
+}
+
+// appliedOf is what cordon applied to a container, from its annotations
+// (only cordon writes spec.AnnotationApplied); nil when nothing.
+func appliedOf(annotations map[string]string) *spec.Applied {
+	raw := annotations[spec.AnnotationApplied]
+	if raw == "" {
+		return nil
+	}
+	var a spec.Applied
+	if json.Unmarshal([]byte(raw), &a) != nil {
+		return nil
+	}
+	return &a
 }
 
 // List returns the containers under the root, as runc's list does. A
@@ -341,7 +384,7 @@ func (o OCI) List(explicit bool) ([]ContainerState, error) {
 			fmt.Fprintf(os.Stderr, "load container %s: %v\n", e.Name(), err)
 			continue
 		}
-		cs, err := containerState(c, owner)
+		cs, err := containerState(c, o.Root, owner)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "state for %s: %v\n", e.Name(), err)
 			continue
@@ -389,8 +432,20 @@ func (o OCI) Kill(id string, sig syscall.Signal, all bool) error {
 
 // Delete removes a stopped or created container; with force also a running
 // one (killed first), and an unknown id is no error.
-func (o OCI) Delete(id string, force bool) error {
+func (o OCI) Delete(id string, force bool) (err error) {
 	c, err := o.load(id)
+	if err == nil {
+		// The monitor writes the container's records once its init has
+		// ended: they are in the store when delete returns.
+		if f, e := os.Open(filepath.Join(o.Root, id, monitorPidName)); e == nil {
+			defer func() {
+				if err == nil {
+					waitMonitor(f, 3*time.Second)
+				}
+				f.Close()
+			}()
+		}
+	}
 	if err != nil {
 		if errors.Is(err, libcontainer.ErrNotExist) {
 			// An aborted create may leave a directory without state.
@@ -513,6 +568,10 @@ func (o OCI) Exec(id string, p *specs.Process, opts ExecOptions) (int, error) {
 	if status == libcontainer.Paused && !opts.IgnorePaused {
 		return -1, errors.New("cannot exec in a paused container (use --ignore-paused to override)")
 	}
+	// The client sends the process of the bundle as it was: it gets what
+	// cordon applied to the container's own process.
+	_, annotations := utils.Annotations(c.Config().Labels)
+	spec.TightenProcess(p, appliedOf(annotations))
 	r := &ociRunner{
 		container:     c,
 		detach:        opts.Detach,
@@ -606,6 +665,9 @@ type ociRunner struct {
 	consoleSocket string
 	preserveFDs   int
 	listenFDs     []*os.File
+	// started, when set, is told the pid of the process once it exists,
+	// before the pid file is written; an error kills the process.
+	started func(pid int) error
 
 	stdin, stdout, stderr *os.File
 }
@@ -687,6 +749,17 @@ func (r *ociRunner) run(sp *specs.Process) (status int, err error) {
 	}
 	if err != nil {
 		return -1, err
+	}
+	if r.started != nil {
+		pid, err := p.Pid()
+		if err == nil {
+			err = r.started(pid)
+		}
+		if err != nil {
+			_ = p.Signal(unix.SIGKILL)
+			_, _ = p.Wait()
+			return -1, err
+		}
 	}
 	if term != nil {
 		if err := term.attach(); err != nil {

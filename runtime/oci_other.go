@@ -5,6 +5,7 @@ package runtime
 import (
 	"errors"
 	"io"
+	"os"
 	"syscall"
 	"time"
 
@@ -73,6 +74,9 @@ func Features() *features.Features { return nil }
 
 // ExampleSpec is not supported on this OS.
 func ExampleSpec(bool) *specs.Spec { return nil }
+
+// RunMonitor is not supported on this OS.
+func RunMonitor(*os.File) error { return errors.ErrUnsupported }
 
 // IsolateNetwork is not supported on this OS.
 func IsolateNetwork(io.Reader) error { return errors.ErrUnsupported }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -48,7 +49,12 @@ func ConfigureLog(path, format string, debug bool) error {
 			return err
 		}
 		logrus.SetOutput(f)
+		// A container's monitor logs there too.
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
 	}
+	logSettings.path, logSettings.format = path, format
 	return nil
 }
 

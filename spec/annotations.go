@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"cordon.dev/cordon/netproxy"
 	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/seccomp"
 )
@@ -31,8 +33,8 @@ const (
 	// network the bundle asks for).
 	AnnotationNetwork = "dev.cordon.network"
 	// AnnotationAllowedDomains is a comma-separated list of domains the
-	// container may reach through cordon's filtering proxy. A detached
-	// container has no cordon process to serve the proxy: it is refused.
+	// container may reach through cordon's filtering proxy, which the
+	// container's monitor process serves on its loopback.
 	AnnotationAllowedDomains = "dev.cordon.network.allowedDomains"
 	// AnnotationApplied is set by cordon, never read from a bundle: the
 	// JSON Applied record of what it enforced.
@@ -43,6 +45,10 @@ const (
 const (
 	NetworkNone      = "none"      // a private network namespace with loopback only
 	NetworkContainer = "container" // whatever the bundle asks for
+	// NetworkProxy is what Applied says of a container whose policy allows
+	// domains: a private network namespace with loopback only, where
+	// cordon's filtering proxy listens.
+	NetworkProxy = "proxy"
 )
 
 // ContainerPolicy is what cordon enforces on a container it runs from an
@@ -63,9 +69,15 @@ type ContainerPolicy struct {
 	// Network is NetworkNone or NetworkContainer ("" means the latter).
 	Network string `json:"network,omitempty"`
 	// AllowedDomains asks for egress through cordon's filtering proxy to
-	// these domains only. Refused for containers: see
-	// ErrProxyUnavailable.
+	// these domains only: the container gets a private network namespace
+	// with loopback only, the proxy listens there, and the process's
+	// environment points at it (see netproxy.Env).
 	AllowedDomains []string `json:"allowedDomains,omitempty"`
+	// RecordViolations makes the agent profile's refusals (with Seccomp)
+	// notify the container's monitor, which answers EPERM and records
+	// them, as cordon run does. Connections the proxy refuses are
+	// recorded whenever there is a proxy.
+	RecordViolations bool `json:"recordViolations,omitempty"`
 }
 
 // ContainerPolicies are the built-in container policies.
@@ -75,13 +87,13 @@ var ContainerPolicies = map[string]ContainerPolicy{
 	// new privileges, a read-only root and no network.
 	"agent": {
 		Seccomp: true, Capabilities: &[]string{}, ReadonlyRootfs: true,
-		NoNewPrivileges: true, Network: NetworkNone,
+		NoNewPrivileges: true, Network: NetworkNone, RecordViolations: true,
 	},
 	// agent-network: the same, with the network the bundle asks for (for a
 	// pod whose egress a network policy filters).
 	"agent-network": {
 		Seccomp: true, Capabilities: &[]string{}, ReadonlyRootfs: true,
-		NoNewPrivileges: true, Network: NetworkContainer,
+		NoNewPrivileges: true, Network: NetworkContainer, RecordViolations: true,
 	},
 }
 
@@ -112,16 +124,45 @@ type Applied struct {
 	Dropped         []string `json:"droppedCapabilities,omitempty"`
 	ReadonlyRootfs  bool     `json:"readonlyRootfs,omitempty"`
 	NoNewPrivileges bool     `json:"noNewPrivileges,omitempty"`
-	// Network is NetworkNone or NetworkContainer.
+	// Network is NetworkNone, NetworkContainer or NetworkProxy.
 	Network string `json:"network"`
+	// Proxy is the filtering proxy the container reaches the network
+	// through (Network is NetworkProxy).
+	Proxy *AppliedProxy `json:"proxy,omitempty"`
+	// Violations are the kinds of refusal the container's monitor records
+	// ("syscall", "socket", "network"), with the container's id as the
+	// run's; empty when nothing is recorded.
+	Violations []string `json:"violations,omitempty"`
 	// Notes say what cordon changed beyond the fields above.
 	Notes []string `json:"notes,omitempty"`
 }
 
+// AppliedProxy is the proxy a container's monitor serves inside its
+// network namespace.
+type AppliedProxy struct {
+	// AllowedDomains are the destinations the proxy lets through.
+	AllowedDomains []string `json:"allowedDomains"`
+	// HTTP and SOCKS are the proxy's addresses inside the container.
+	HTTP  string `json:"http"`
+	SOCKS string `json:"socks"`
+}
+
+// Monitor reports whether a container this record describes needs cordon's
+// monitor process: a proxy to serve, or refusals to record.
+func (a *Applied) Monitor() bool {
+	return a != nil && (a.Proxy != nil || len(a.Violations) > 0)
+}
+
+// Records reports whether the container's seccomp refusals go to the
+// monitor (the profile has notify rules and a listener path).
+func (a *Applied) Records() bool {
+	return a != nil && slices.Contains(a.Violations, "syscall")
+}
+
 // ErrProxyUnavailable is returned for a container whose policy allows
-// domains through cordon's proxy: create returns while the container lives
-// on, and no cordon process stays to serve the proxy.
-var ErrProxyUnavailable = errors.New("egress through cordon's filtering proxy is not available to containers")
+// domains through cordon's proxy when the runtime cannot serve it (see
+// ContainerOpts.NoProxy).
+var ErrProxyUnavailable = errors.New("egress through cordon's filtering proxy is not available")
 
 // userAnnotations are the dev.cordon.* annotations a bundle may carry to
 // ask for a policy; internal are the ones cordon's own compiled specs carry
@@ -301,11 +342,12 @@ func lookupPolicy(name string, cfg *RuntimeConfig, readFile func(string) ([]byte
 // merge returns the stricter of p and q in every field.
 func (p ContainerPolicy) merge(q ContainerPolicy) ContainerPolicy {
 	out := ContainerPolicy{
-		Seccomp:         p.Seccomp || q.Seccomp,
-		ReadonlyRootfs:  p.ReadonlyRootfs || q.ReadonlyRootfs,
-		NoNewPrivileges: p.NoNewPrivileges || q.NoNewPrivileges,
-		Capabilities:    p.Capabilities,
-		Network:         p.Network,
+		Seccomp:          p.Seccomp || q.Seccomp,
+		ReadonlyRootfs:   p.ReadonlyRootfs || q.ReadonlyRootfs,
+		NoNewPrivileges:  p.NoNewPrivileges || q.NoNewPrivileges,
+		RecordViolations: p.RecordViolations || q.RecordViolations,
+		Capabilities:     p.Capabilities,
+		Network:          p.Network,
 	}
 	switch {
 	case q.Capabilities == nil:
@@ -348,12 +390,25 @@ func intersect(a, b []string) []string {
 // needs.
 type ContainerOpts struct {
 	// NetworkHook is the program, with its arguments, that runs as the
-	// container's last createRuntime hook when it gets no network: it
-	// removes every interface but loopback from the container's network
-	// namespace, whatever earlier hooks (a CNI hook of nerdctl's) put there.
+	// container's last createRuntime hook when it gets no network or the
+	// proxy: it removes every interface but loopback from the container's
+	// network namespace, whatever earlier hooks (a CNI hook of nerdctl's)
+	// put there.
 	NetworkHook []string
-	// Seccomp are the options of the agent profile.
+	// Seccomp are the options of the agent profile (Notify is set here
+	// when the policy records violations).
 	Seccomp seccomp.Options
+	// ListenerPath is the unix socket of the container's monitor, where
+	// the runtime hands the seccomp listener of each of the container's
+	// processes (the spec's linux.seccomp.listenerPath). Recording
+	// violations needs it.
+	ListenerPath string
+	// NoProxy, when set, says why the runtime cannot serve the proxy (a
+	// rootless runtime): a policy that allows domains is refused with it.
+	NoProxy string
+	// ProxyPorts are the proxy's HTTP and SOCKS5 ports inside the
+	// container (netproxy's defaults when zero).
+	ProxyPorts [2]int
 }
 
 // Tighten applies the container policy p to the bundle's spec s and
@@ -371,21 +426,38 @@ func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) 
 	if s.Process == nil {
 		return nil, fmt.Errorf("%w: the bundle has no process", ErrInvalid)
 	}
-	if len(p.AllowedDomains) > 0 && p.Network != NetworkNone {
-		return nil, fmt.Errorf("%w (%s asks for %s): a container's create returns while it runs, and no cordon process stays to serve the proxy; use %s=none for no network, or filter egress with a network policy and %q",
-			ErrProxyUnavailable, source, strings.Join(p.AllowedDomains, ","), AnnotationNetwork, "agent-network")
+	proxied := len(p.AllowedDomains) > 0 && p.Network != NetworkNone
+	if proxied && o.NoProxy != "" {
+		return nil, fmt.Errorf("%w (%s asks for %s): %s; use %s=none for no network, or filter egress with a network policy and %q",
+			ErrProxyUnavailable, source, strings.Join(p.AllowedDomains, ","), o.NoProxy, AnnotationNetwork, "agent-network")
 	}
 	a := &Applied{Policy: source, Network: NetworkContainer}
 	if s.Linux == nil {
 		s.Linux = &specs.Linux{}
 	}
 	if p.Seccomp {
-		profile, err := seccomp.Profile(o.Seccomp)
+		opts := o.Seccomp
+		if p.RecordViolations {
+			if o.ListenerPath == "" {
+				return nil, fmt.Errorf("%w: recording violations needs the monitor's listener path", ErrInvalid)
+			}
+			opts.Notify = true
+		}
+		profile, err := seccomp.Profile(opts)
 		if err != nil {
 			return nil, fmt.Errorf("agent seccomp profile: %w", err)
 		}
-		if s.Linux.Seccomp != nil {
+		if old := s.Linux.Seccomp; old != nil {
 			a.Notes = append(a.Notes, "the bundle's seccomp profile was replaced by the agent profile")
+			if old.ListenerPath != "" {
+				a.Notes = append(a.Notes, "the bundle's seccomp agent ("+old.ListenerPath+") was dropped with its profile")
+			}
+		}
+		if opts.Notify {
+			// The refusals cordon records go to the monitor, which
+			// answers EPERM; with no monitor the kernel answers ENOSYS.
+			profile.ListenerPath = o.ListenerPath
+			a.Violations = append(a.Violations, "syscall", "socket")
 		}
 		s.Linux.Seccomp = profile
 		a.Seccomp = "agent"
@@ -404,14 +476,73 @@ func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) 
 		s.Process.NoNewPrivileges = true
 		a.NoNewPrivileges = true
 	}
-	if p.Network == NetworkNone {
+	switch {
+	case p.Network == NetworkNone:
 		a.Network = NetworkNone
 		a.Notes = append(a.Notes, isolateNetwork(s, o.NetworkHook)...)
+	case proxied:
+		h, so := o.ProxyPorts[0], o.ProxyPorts[1]
+		if h == 0 || so == 0 {
+			h, so = netproxy.DefaultHTTPPort, netproxy.DefaultSOCKSPort
+		}
+		a.Network = NetworkProxy
+		a.Proxy = &AppliedProxy{
+			AllowedDomains: slices.Clone(p.AllowedDomains),
+			HTTP:           fmt.Sprintf("127.0.0.1:%d", h),
+			SOCKS:          fmt.Sprintf("127.0.0.1:%d", so),
+		}
+		a.Violations = append(a.Violations, "network")
+		a.Notes = append(a.Notes, isolateNetwork(s, o.NetworkHook)...)
+		env := proxyEnv(a.Proxy)
+		s.Process.Env = append(withoutNames(s.Process.Env, env), env...)
 	}
 	if err := withJSONAnnotation(s, AnnotationApplied, a); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// TightenProcess applies to p, a process exec'd into a container, what a
+// says was applied to the container's own: the capabilities it kept, no
+// new privileges, the proxy's environment. The client's process (ctr task
+// exec, kubectl exec) comes from the bundle as it was before cordon
+// tightened it. The rest (seccomp, namespaces, the read-only root) is the
+// container's and applies to every process in it.
+func TightenProcess(p *specs.Process, a *Applied) {
+	if a == nil || p == nil {
+		return
+	}
+	if a.Capabilities != nil {
+		keepCapabilities(p, *a.Capabilities)
+	}
+	if a.NoNewPrivileges {
+		p.NoNewPrivileges = true
+	}
+	if a.Proxy != nil {
+		if env := proxyEnv(a.Proxy); env != nil {
+			p.Env = append(withoutNames(p.Env, env), env...)
+		}
+	}
+}
+
+// proxyEnv is the environment that points a container's processes at the
+// proxy a names.
+func proxyEnv(a *AppliedProxy) []string {
+	h, err1 := portOf(a.HTTP)
+	so, err2 := portOf(a.SOCKS)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	// No cordon binary inside a container: no GIT_SSH_COMMAND.
+	return netproxy.Env(h, so, "")
+}
+
+func portOf(addr string) (int, error) {
+	_, port, ok := strings.Cut(addr, ":")
+	if !ok {
+		return 0, fmt.Errorf("%q has no port", addr)
+	}
+	return strconv.Atoi(port)
 }
 
 // keepCapabilities removes from every capability set of the process what

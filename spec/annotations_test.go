@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,6 +96,15 @@ func TestContainerPolicyFor(t *testing.T) {
 			cfg:  &RuntimeConfig{DefaultPolicy: "agent"}, annotations: map[string]string{AnnotationAllowedDomains: "example.com"},
 			want: ptr(ContainerPolicies["agent"]), wantSource: "runtime:agent+" + AnnotationAllowedDomains,
 		},
+		{
+			name:        "agent with egress through the proxy",
+			annotations: map[string]string{AnnotationPolicy: "agent-network", AnnotationAllowedDomains: "example.com"},
+			want: &ContainerPolicy{
+				Seccomp: true, Capabilities: &[]string{}, ReadonlyRootfs: true, NoNewPrivileges: true,
+				Network: NetworkContainer, RecordViolations: true, AllowedDomains: []string{"example.com"},
+			},
+			wantSource: "annotation:agent-network+" + AnnotationAllowedDomains,
+		},
 		{name: "bad domain", annotations: map[string]string{AnnotationAllowedDomains: "http://x"}, wantErr: "is not a host name"},
 		{name: "bad network", annotations: map[string]string{AnnotationNetwork: "host"}, wantErr: `unknown mode "host"`},
 	} {
@@ -124,7 +134,9 @@ func ptr[T any](v T) *T { return &v }
 func TestTightenAgent(t *testing.T) {
 	s := containerSpec()
 	s.Annotations = map[string]string{AnnotationApplied: `{"policy":"forged"}`}
-	a, err := Tighten(s, ptr(ContainerPolicies["agent"]), "annotation:agent", ContainerOpts{NetworkHook: []string{"/usr/local/bin/cordon", "oci-hook", "isolate-network"}})
+	a, err := Tighten(s, ptr(ContainerPolicies["agent"]), "annotation:agent", ContainerOpts{
+		NetworkHook: []string{"/usr/local/bin/cordon", "oci-hook", "isolate-network"}, ListenerPath: "/run/cordon-oci/c/monitor.sock",
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +192,97 @@ func TestTightenHostNetworkAndHooks(t *testing.T) {
 	}
 }
 
-func TestTightenRefusesProxy(t *testing.T) {
-	_, err := Tighten(containerSpec(), &ContainerPolicy{AllowedDomains: []string{"example.com"}}, AnnotationAllowedDomains, ContainerOpts{})
-	if !errors.Is(err, ErrProxyUnavailable) {
-		t.Fatalf("error %v, want ErrProxyUnavailable", err)
+func TestTightenProxy(t *testing.T) {
+	pol := &ContainerPolicy{AllowedDomains: []string{"example.com"}}
+	_, err := Tighten(containerSpec(), pol, AnnotationAllowedDomains, ContainerOpts{NoProxy: "a rootless runtime cannot"})
+	if !errors.Is(err, ErrProxyUnavailable) || !strings.Contains(err.Error(), "a rootless runtime cannot") {
+		t.Fatalf("error %v, want ErrProxyUnavailable with the reason", err)
+	}
+
+	s := containerSpec()
+	s.Process.Env = []string{"PATH=/bin", "http_proxy=http://elsewhere:8080"}
+	a, err := Tighten(s, pol, AnnotationAllowedDomains, ContainerOpts{NetworkHook: []string{"/cordon", "oci-hook", "isolate-network"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Applied{
+		Policy: AnnotationAllowedDomains, Network: NetworkProxy,
+		Proxy:      &AppliedProxy{AllowedDomains: []string{"example.com"}, HTTP: "127.0.0.1:3128", SOCKS: "127.0.0.1:1080"},
+		Violations: []string{"network"},
+		Notes:      []string{"the network namespace /var/run/netns/cni-1 was replaced by a private one"},
+	}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("applied (-want +got):\n%s", diff)
+	}
+	if !a.Monitor() || a.Records() {
+		t.Errorf("Monitor() %v, Records() %v: want a monitor for the proxy, no seccomp records", a.Monitor(), a.Records())
+	}
+	if ns := s.Linux.Namespaces[1]; ns.Path != "" {
+		t.Errorf("network namespace %+v, want a private one", ns)
+	}
+	if h := s.Hooks.CreateRuntime; len(h) != 1 || h[0].Path != "/cordon" {
+		t.Errorf("createRuntime hooks %+v, want cordon's network hook", h)
+	}
+	env := strings.Join(s.Process.Env, "\n")
+	for _, kv := range []string{"PATH=/bin", "http_proxy=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128", "SOCKS_PROXY=socks5h://127.0.0.1:1080", "NO_PROXY=localhost,127.0.0.1,::1"} {
+		if !strings.Contains(env+"\n", kv+"\n") {
+			t.Errorf("environment lacks %s:\n%s", kv, env)
+		}
+	}
+	if strings.Contains(env, "elsewhere") || strings.Contains(env, "GIT_SSH_COMMAND") {
+		t.Errorf("environment:\n%s\nwant the bundle's proxy replaced, and no GIT_SSH_COMMAND (no cordon inside)", env)
+	}
+	if s.Linux.Seccomp != nil || s.Root.Readonly {
+		t.Error("proxy only: something else changed")
+	}
+}
+
+func TestTightenRecords(t *testing.T) {
+	s := containerSpec()
+	s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, ListenerPath: "/run/agent.sock"}
+	_, err := Tighten(containerSpec(), ptr(ContainerPolicies["agent"]), "annotation:agent", ContainerOpts{})
+	if err == nil {
+		t.Error("records without a listener path: no error")
+	}
+	a, err := Tighten(s, ptr(ContainerPolicies["agent-network"]), "annotation:agent-network", ContainerOpts{ListenerPath: "/run/cordon-oci/x/monitor.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"syscall", "socket"}, a.Violations); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+	if !a.Monitor() || !a.Records() {
+		t.Errorf("Monitor() %v, Records() %v, want both", a.Monitor(), a.Records())
+	}
+	if got := s.Linux.Seccomp.ListenerPath; got != "/run/cordon-oci/x/monitor.sock" {
+		t.Errorf("listener path %q, want the monitor's", got)
+	}
+	notified := map[string]bool{}
+	for _, r := range s.Linux.Seccomp.Syscalls {
+		if r.Action == specs.ActNotify {
+			for _, n := range r.Names {
+				notified[n] = true
+			}
+		}
+	}
+	for _, n := range []string{"unshare", "mount", "ptrace", "socket"} {
+		if !notified[n] {
+			t.Errorf("%s does not notify the monitor", n)
+		}
+	}
+	if !slices.ContainsFunc(a.Notes, func(n string) bool { return strings.Contains(n, "/run/agent.sock") }) {
+		t.Errorf("notes %q, want the bundle's dropped seccomp agent named", a.Notes)
+	}
+
+	// A policy of the administrator's without recordViolations: no
+	// monitor, plain EPERM.
+	s = containerSpec()
+	a, err = Tighten(s, &ContainerPolicy{Seccomp: true}, "x", ContainerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Monitor() || s.Linux.Seccomp.ListenerPath != "" {
+		t.Errorf("no records asked: monitor %v, listener path %q", a.Monitor(), s.Linux.Seccomp.ListenerPath)
 	}
 }
 
@@ -208,4 +307,26 @@ func TestParseRuntimeConfig(t *testing.T) {
 			t.Errorf("%s: no error", bad)
 		}
 	}
+}
+
+func TestTightenProcess(t *testing.T) {
+	s := containerSpec()
+	a, err := Tighten(s, &ContainerPolicy{Capabilities: &[]string{"CAP_KILL"}, NoNewPrivileges: true, AllowedDomains: []string{"example.com"}}, "x", ContainerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An exec'd process as ctr sends it: the bundle's, untightened.
+	p := containerSpec().Process
+	p.Env = []string{"PATH=/bin"}
+	TightenProcess(p, a)
+	if diff := cmp.Diff(s.Process.Capabilities, p.Capabilities); diff != "" {
+		t.Errorf("capabilities (-container +exec):\n%s", diff)
+	}
+	if !p.NoNewPrivileges {
+		t.Error("exec'd process may gain privileges")
+	}
+	if diff := cmp.Diff(append([]string{"PATH=/bin"}, s.Process.Env...), p.Env); diff != "" {
+		t.Errorf("environment (-want +exec):\n%s", diff)
+	}
+	TightenProcess(p, nil) // no policy: nothing to do
 }

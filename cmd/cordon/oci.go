@@ -48,6 +48,7 @@ func ociCommands() []*cli.Command {
 		ociEventsCommand(),
 		ociFeaturesCommand(),
 		ociHookCommand(),
+		ociMonitorCommand(),
 	}
 }
 

@@ -224,6 +224,8 @@ func ociHelperMain(mode string, args []string) int {
 	switch mode {
 	case "shim":
 		return ociShim(args)
+	case "listener":
+		return ociUnderListener(args)
 	}
 	fmt.Fprintf(os.Stderr, "%s: bad mode %q %q\n", ociEnv, mode, args)
 	return 2

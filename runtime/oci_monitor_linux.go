@@ -117,6 +117,7 @@ func monitorSocketPath(root, id string) (string, error) {
 type monitorHandle struct {
 	ctl    *os.File
 	socket string
+	proc   *os.Process
 	done   bool
 }
 
@@ -192,9 +193,7 @@ func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied) (h *monitor
 	if err := cmd.Start(); err != nil {
 		return h, fmt.Errorf("start the container's monitor: %w", err)
 	}
-	// Never waited for: it outlives create, and the shim (the nearest
-	// subreaper) or init reaps it.
-	_ = cmd.Process.Release()
+	h.proc = cmd.Process
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return h, err
@@ -270,17 +269,36 @@ func (h *monitorHandle) attach(pid int) error {
 	}
 	h.done = true
 	h.ctl.Close()
+	// Never waited for: it outlives create, and the shim (the nearest
+	// subreaper) or init reaps it.
+	_ = h.proc.Release()
 	return nil
 }
 
 // abort ends a monitor that never got to serve: with its control socket
-// closed before the pid came, it exits.
+// closed it exits, and create, failing, waits for that, so that nothing of
+// the container is left when create returns.
 func (h *monitorHandle) abort() {
 	if h == nil || h.done {
 		return
 	}
 	if h.ctl != nil {
 		h.ctl.Close()
+	}
+	if h.proc != nil {
+		exited := make(chan struct{})
+		go func() {
+			_, _ = h.proc.Wait()
+			close(exited)
+		}()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			// Through the process's handle (a pidfd): never another
+			// process that took its pid.
+			_ = h.proc.Kill()
+			<-exited
+		}
 	}
 	if h.socket != "" {
 		_ = os.Remove(h.socket)

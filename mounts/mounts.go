@@ -67,6 +67,10 @@ type Layout struct {
 	// host directory that holds it is bound first, before the sandbox's
 	// own mounts appear below it and would be copied along.
 	Rootfs string
+	// Checked are the writable roots: what the mounts at and below them
+	// must be once made is returned as Result.Checks, when FS is a
+	// Recorder.
+	Checked []string
 }
 
 // Result is the mount plan: the mounts in the order they must be made, and
@@ -74,6 +78,9 @@ type Layout struct {
 type Result struct {
 	Mounts  []specs.Mount
 	Missing []Rule
+	// Checks say what the paths inside the writable roots must be once
+	// the mounts are made (see Check).
+	Checks []Check `json:",omitempty"`
 }
 
 // replaced are the top-level host directories the sandbox gets its own
@@ -169,6 +176,7 @@ func Plan(l Layout) (Result, error) {
 	for _, p := range list {
 		res.Mounts = append(res.Mounts, p.m)
 	}
+	res.Checks = checks(l.FS, l.Checked, res.Mounts, l.MaskFile)
 	return res, nil
 }
 

@@ -27,6 +27,18 @@ type Protection struct {
 	// be left on the host, so the runtime moves away whatever appears there
 	// during the run.
 	Scrub []string
+	// Links are the symlinks on the way to protected paths (.git/hooks ->
+	// ../.githooks, a dotfile manager's ~/.bashrc): what they point to is
+	// bound read-only, but a link cannot be, and its directory stays
+	// writable. The runtime puts each back after the run when the command
+	// replaced it, moving the replacement aside.
+	Links []Link
+}
+
+// Link is a symlink and its target, as the plan found it.
+type Link struct {
+	Path   string `json:"path"`
+	Target string `json:"target"`
 }
 
 // Protect computes the protection of the paths protected in each writable
@@ -120,12 +132,27 @@ func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			// The link itself cannot be bound; what it points to can. A
 			// target outside the writable roots is read-only already.
+			target, err := fs.ReadLink(fsys, rel2fs(next))
+			if err != nil {
+				return
+			}
+			pr.Links = append(pr.Links, Link{Path: next, Target: target})
+			rest := path.Join(parts[i+1:]...)
 			if real, _, err := Resolve(fsys, next); err == nil {
 				if last {
 					pr.Rules = append(pr.Rules, Rule{Path: real, Access: ReadOnly})
 				} else {
-					pr.protect(fsys, real, path.Join(parts[i+1:]...))
+					pr.protect(fsys, real, rest)
 				}
+				return
+			}
+			// A dangling link: what appears where it points is the
+			// protected path's content.
+			if !path.IsAbs(target) {
+				target = path.Join(cur, target)
+			}
+			if t := path.Join(path.Clean(target), rest); below(t, root) {
+				pr.Scrub = append(pr.Scrub, t)
 			}
 			return
 		}

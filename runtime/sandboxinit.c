@@ -66,6 +66,8 @@
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -435,6 +437,8 @@ static int apply_landlock(const struct landlock_rules *r, const char **what)
 			return (*what = "landlock rules", -1);
 		}
 		off = (path - r->data) + strlen(path) + 1;
+		if (access[0] == '=')
+			continue; /* a check, verified by verify_mounts */
 		if (strcmp(access, "w") == 0)
 			pb.allowed_access = attr.handled_access_fs;
 		else if (strcmp(access, "l") == 0)
@@ -462,6 +466,145 @@ static int apply_landlock(const struct landlock_rules *r, const char **what)
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		return (*what = "landlock restrict", -1);
 	close(rs);
+	return 0;
+}
+
+/*
+ * The mounts were made by libcontainer from paths, following symlinks
+ * (bind sources) and looking destinations up in the sandbox's root, some
+ * time after cordon resolved them; inside a writable root another
+ * sandbox's command can swap a directory for a symlink, or rename it away
+ * and back, in between. The check records among the rules ("=" + kind,
+ * see spec.LandlockRule) say what each path inside a writable root must be
+ * now: reached without any symlink, the very file cordon resolved (device
+ * and inode), read-only where a protection or a mask was bound. Anything
+ * else, and nothing runs.
+ */
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+struct cordon_open_how {
+	__u64 flags, mode, resolve;
+};
+#define CORDON_RESOLVE_NO_MAGICLINKS 0x02
+#define CORDON_RESOLVE_NO_SYMLINKS 0x04
+#define CORDON_TMPFS_MAGIC 0x01021994
+
+/* open_nofollow opens path (absolute) with O_PATH, refusing a symlink
+ * anywhere in it. */
+static int open_nofollow(const char *path)
+{
+	struct cordon_open_how how = { .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+				       .resolve = CORDON_RESOLVE_NO_SYMLINKS | CORDON_RESOLVE_NO_MAGICLINKS };
+	char buf[PATH_MAX], *name, *save = NULL;
+	int fd, dir;
+
+	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd >= 0 || errno != ENOSYS)
+		return fd;
+	/* Before Linux 5.6: one component at a time, none a symlink. */
+	if (path[0] != '/' || strlen(path) >= sizeof(buf)) {
+		errno = EINVAL;
+		return -1;
+	}
+	strcpy(buf, path);
+	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (name = strtok_r(buf, "/", &save); dir >= 0 && name; name = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		close(dir);
+		if (fd < 0)
+			return -1;
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			return -1;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			close(fd);
+			errno = ELOOP;
+			return -1;
+		}
+		dir = fd;
+	}
+	return dir;
+}
+
+static int read_only(int fd)
+{
+	struct statvfs sv;
+	return fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+}
+
+/* check_one says whether the file at fd is what the check record wants. */
+static int check_one(int fd, const char *want)
+{
+	struct stat st;
+	struct statfs sf;
+	unsigned long long dev, ino;
+	int n = 0;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	if (strcmp(want, "mask") == 0)
+		return S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0 && st.st_size == 0 && read_only(fd);
+	if (strcmp(want, "tmpfs") == 0)
+		return S_ISDIR(st.st_mode) && ((st.st_mode & 07777) == 0 || (st.st_mode & 07777) == 0111) &&
+		       fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == CORDON_TMPFS_MAGIC && read_only(fd);
+	if (sscanf(want, "same:%llu:%llu%n", &dev, &ino, &n) == 2 && want[n] == 0)
+		return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+	if (sscanf(want, "ro:%llu:%llu%n", &dev, &ino, &n) == 2 && want[n] == 0)
+		return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino && read_only(fd);
+	return 0;
+}
+
+/* verify_mounts checks every check record; on a mismatch it names the
+ * path in *what and returns -1. */
+static int verify_mounts(const struct landlock_rules *r, const char **what)
+{
+	for (size_t off = 0; off < r->len;) {
+		const char *access = r->data + off;
+		const char *path = access + strlen(access) + 1;
+		int fd, ok;
+
+		if ((size_t)(path - r->data) >= r->len) {
+			errno = EINVAL;
+			return (*what = "landlock rules", -1);
+		}
+		off = (path - r->data) + strlen(path) + 1;
+		if (access[0] != '=')
+			continue;
+		fd = open_nofollow(path);
+		ok = fd >= 0 && check_one(fd, access + 1);
+		if (fd >= 0)
+			close(fd);
+		if (!ok) {
+			*what = path;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#define CORDON_CLOSE_RANGE_CLOEXEC (1U << 2)
+
+/* close_range_cloexec marks every descriptor from first on close-on-exec. */
+static int close_range_cloexec(int first)
+{
+	long max;
+
+	if (syscall(SYS_close_range, first, ~0U, CORDON_CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	if (errno != ENOSYS && errno != EINVAL)
+		return -1;
+	/* Before Linux 5.11. */
+	max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 1 << 20)
+		max = 1 << 20;
+	for (int fd = first; fd < max; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 	return 0;
 }
 
@@ -514,6 +657,11 @@ static void child(const struct options *o, const struct program *prog, const str
 			report_and_exit(report_fd, "wait for the init");
 		close(go_fd);
 	}
+	/* Nothing but stdin, stdout and stderr reaches the command: a
+	 * descriptor the runtime or its caller left open (a file outside the
+	 * workspace, a directory, a socket) would be a way around the mounts. */
+	if (close_range_cloexec(3) < 0)
+		report_and_exit(report_fd, "close inherited descriptors");
 	/* Last, as it forbids much of the above (new user namespaces
 	 * first of all). */
 	if (prog) {
@@ -865,6 +1013,14 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		}
 		close(o.landlock_fd);
 		llp = &ll;
+		{
+			const char *what = "";
+			if (verify_mounts(&ll, &what) < 0) {
+				fprintf(stderr, "cordon: %s is not what the sandbox was planned with (it changed while the "
+						"sandbox was set up); nothing ran\n", what);
+				return 125;
+			}
+		}
 	}
 	if (o.command_fd >= 0) {
 		const char *what = "";

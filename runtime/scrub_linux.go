@@ -48,7 +48,88 @@ func scrub(s *specs.Spec, id string, started time.Time) []string {
 			notes = append(notes, fmt.Sprintf("moved %s (protected; created during the run) to %s", moved, to))
 		}
 	}
+	for _, l := range sc.Links {
+		moved, to, err := restoreLink(l.Path, l.Target, id)
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("could not check the link %s: %v", l.Path, err))
+		case moved != "":
+			notes = append(notes, fmt.Sprintf("moved %s (it replaced a protected link during the run) to %s, and put the link back", moved, to))
+		case to != "":
+			notes = append(notes, fmt.Sprintf("put back the link %s -> %s (removed during the run)", l.Path, l.Target))
+		}
+	}
 	return notes
+}
+
+// restoreLink puts the symlink p -> target back when the command replaced
+// or removed it: what took its place is renamed to NAME.cordon-quarantine-ID
+// (returned as moved and to), and the link is made again (to alone is set
+// when there was nothing to move). The walk to p's directory never
+// follows a symlink.
+func restoreLink(p, target, id string) (moved, to string, err error) {
+	dir, name, err := openParent(p)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			// Its directory is gone: the protected paths below it are
+			// scrubbed on their own.
+			return "", "", nil
+		}
+		return "", "", err
+	}
+	defer unix.Close(dir)
+	var st unix.Stat_t
+	switch err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case errors.Is(err, unix.ENOENT):
+	case err != nil:
+		return "", "", err
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(dir, name, buf)
+		if err != nil {
+			return "", "", err
+		}
+		if string(buf[:n]) == target {
+			return "", "", nil
+		}
+		fallthrough
+	default:
+		dst := name + ".cordon-quarantine-" + id
+		if err := unix.Renameat2(dir, name, dir, dst, unix.RENAME_NOREPLACE); err != nil {
+			return "", "", fmt.Errorf("rename: %w", err)
+		}
+		moved = p
+		to = strings.TrimSuffix(p, name) + dst
+	}
+	if err := unix.Symlinkat(target, dir, name); err != nil {
+		return moved, to, fmt.Errorf("make the link again: %w", err)
+	}
+	if moved == "" {
+		to = p
+	}
+	return moved, to, nil
+}
+
+// openParent opens the directory holding p, walking from the root without
+// following any symlink, and returns it with p's last name.
+func openParent(p string) (int, string, error) {
+	if !strings.HasPrefix(p, "/") || p == "/" {
+		return -1, "", fmt.Errorf("not an absolute path")
+	}
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, "", err
+	}
+	for _, name := range parts[:len(parts)-1] {
+		next, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(dir)
+		if err != nil {
+			return -1, "", err
+		}
+		dir = next
+	}
+	return dir, parts[len(parts)-1], nil
 }
 
 // scrubOne walks to p from the root without following symlinks and renames

@@ -315,6 +315,23 @@ func TestFilterDecisions(t *testing.T) {
 				}
 				verdict("socket", lowIn(socketFamilies), families...)
 				verdict("socketpair", lowIn(pairFamilies), families...)
+				// AF_UNIX pairs: connected types only, whatever the flags
+				// and the high bits; never a datagram pair.
+				pairType := func(args ...uint64) uint32 {
+					if tc.opts.AllowSocketpair && slices.Contains(unixPairTypes, uint32(args[1])&sockTypeMask) {
+						return retAllow
+					}
+					return retErrno | 1
+				}
+				var types [][]uint64
+				for typ := range uint64(16) {
+					for _, flags := range []uint64{0, 0x800, 0x80000, 0x80800} {
+						for _, hi := range highs {
+							types = append(types, []uint64{hi<<32 | afUnix, hi<<32 | typ | flags, 0})
+						}
+					}
+				}
+				verdict("socketpair", pairType, types...)
 
 				var requests [][]uint64
 				for _, lo := range []uint32{tiocsti, tioclinux, 0x5413, 0x541b, 0x5410, 0x541e, 0, 0xffffffff} {

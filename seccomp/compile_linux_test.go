@@ -220,7 +220,12 @@ func TestCompileDecisions(t *testing.T) {
 		{variant: "amd64", arch: specs.ArchX86, nr: 1000, want: retKillThread},
 		{variant: "amd64", arch: specs.ArchAARCH64, nr: 1000, want: retKillThread},
 
-		{variant: "amd64_socketpair", arch: specs.ArchX86_64, call: "socketpair", args: []uint64{afUnix}, want: retAllow},
+		{variant: "amd64_socketpair", arch: specs.ArchX86_64, call: "socketpair", args: []uint64{afUnix, sockStream}, want: retAllow},
+		{variant: "amd64_socketpair", arch: specs.ArchX86_64, call: "socketpair", args: []uint64{afUnix, sockSeqpacket | 0x80800}, want: retAllow},
+		// a datagram pair sends anywhere by path
+		{variant: "amd64_socketpair", arch: specs.ArchX86_64, call: "socketpair", args: []uint64{afUnix, 2}, want: retEPERM},
+		{variant: "amd64_socketpair", arch: specs.ArchX86_64, call: "socketpair", args: []uint64{afUnix, 2 | 0x80000}, want: retEPERM},
+		{variant: "amd64", arch: specs.ArchX86_64, call: "socketpair", args: []uint64{afUnix, sockStream}, want: retEPERM},
 		{variant: "amd64_socketpair", arch: specs.ArchX86_64, nr: 1000, want: retENOSYS},
 		{variant: "amd64_socketpair", arch: specs.ArchX32, nr: x32Bit | 1000, want: retENOSYS},
 

@@ -298,8 +298,12 @@ func socket(domain uint64, typ int) error {
 }
 
 func socketpair(domain uint64) error {
+	return socketpairOf(domain, unix.SOCK_STREAM)
+}
+
+func socketpairOf(domain uint64, typ int) error {
 	var fds [2]int32
-	err := sys(false, unix.SYS_SOCKETPAIR, uintptr(domain), unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0, addr(&fds))
+	err := sys(false, unix.SYS_SOCKETPAIR, uintptr(domain), uintptr(typ|unix.SOCK_CLOEXEC), 0, addr(&fds))
 	if err == nil {
 		unix.Close(int(fds[0]))
 		unix.Close(int(fds[1]))
@@ -368,9 +372,11 @@ var calls = map[string]func(fx *fixtures) error{
 	"socket-netlink": func(*fixtures) error {
 		return sys(true, unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 	},
-	"socketpair-unix":      func(*fixtures) error { return socketpair(unix.AF_UNIX) },
-	"socketpair-unix-high": func(*fixtures) error { return socketpair(high | unix.AF_UNIX) },
-	"socketpair-inet":      func(*fixtures) error { return socketpair(unix.AF_INET) },
+	"socketpair-unix":           func(*fixtures) error { return socketpair(unix.AF_UNIX) },
+	"socketpair-unix-high":      func(*fixtures) error { return socketpair(high | unix.AF_UNIX) },
+	"socketpair-inet":           func(*fixtures) error { return socketpair(unix.AF_INET) },
+	"socketpair-unix-seqpacket": func(*fixtures) error { return socketpairOf(unix.AF_UNIX, unix.SOCK_SEQPACKET) },
+	"socketpair-unix-dgram":     func(*fixtures) error { return socketpairOf(unix.AF_UNIX, unix.SOCK_DGRAM) },
 
 	"ioctl-tiocsti":         func(fx *fixtures) error { return ioctl(fx.tty, tiocsti) },
 	"ioctl-tiocsti-high":    func(fx *fixtures) error { return ioctl(fx.tty, high|tiocsti) },
@@ -534,6 +540,10 @@ func TestKernel(t *testing.T) {
 		{call: "socketpair-unix-high", want: unix.EPERM},
 		{call: "socketpair-unix", socketpair: true, want: none},
 		{call: "socketpair-unix-high", socketpair: true, want: none},
+		{call: "socketpair-unix-seqpacket", socketpair: true, want: none},
+		{call: "socketpair-unix-dgram", want: unix.EPERM, unfiltered: new(none)},
+		// a datagram pair sends to any unix socket by path
+		{call: "socketpair-unix-dgram", socketpair: true, want: unix.EPERM, unfiltered: new(none)},
 		// allowed by the filter, refused by the kernel
 		{call: "socketpair-inet", want: unix.EOPNOTSUPP},
 

@@ -46,9 +46,11 @@ type Options struct {
 	// numbers. Empty means newer than every rule's minimum.
 	KernelVersion string
 	// AllowSocketpair lets the command create connected AF_UNIX pairs with
-	// socketpair(2). A pair reaches nothing outside the sandbox, but common
-	// runtimes need it: Node's child_process pipes and Python's asyncio are
-	// built on socketpair. socket(AF_UNIX) stays refused either way.
+	// socketpair(2), of type SOCK_STREAM or SOCK_SEQPACKET. Such a pair
+	// reaches nothing outside the sandbox, but common runtimes need it:
+	// Node's child_process pipes and Python's asyncio are built on
+	// socketpair. A SOCK_DGRAM pair is refused: it can send to any unix
+	// datagram socket by path. socket(AF_UNIX) stays refused either way.
 	AllowSocketpair bool
 	// Notify makes the refusals cordon records (the refused system calls
 	// and AF_UNIX sockets) SCMP_ACT_NOTIFY: a supervisor on the host gets
@@ -164,6 +166,21 @@ const (
 	afInet6   = 10
 	afNetlink = 16
 )
+
+// Socket types (the low bits of socket(2)'s type argument; the rest are
+// SOCK_NONBLOCK and SOCK_CLOEXEC), the generic values every GOARCH in
+// platforms uses.
+const (
+	sockTypeMask  = 0xf
+	sockStream    = 1
+	sockSeqpacket = 5
+)
+
+// unixPairTypes are the socket types an AF_UNIX socketpair may have when
+// AllowSocketpair is set: the connected ones, which stay tied to each
+// other (connect(2) on them fails with EISCONN, an address given to
+// sendto(2) is refused or ignored).
+var unixPairTypes = []uint32{sockStream, sockSeqpacket}
 
 // socketFamilies are the only families socket(2) may create. An allowlist,
 // not a denylist: a family nobody listed is refused, which is what a
@@ -301,18 +318,24 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 	}
 	p.Syscalls = kept
 
-	pairFamilies := socketFamilies
-	if o.AllowSocketpair {
-		pairFamilies = append(slices.Clone(socketFamilies), afUnix)
-	}
 	// socketpair follows the socket allowlist rather than being allowed
 	// outright: any family that implements it would otherwise be a way
 	// around that list.
 	for _, f := range socketFamilies {
 		p.Syscalls = append(p.Syscalls, allow("socket", maskedEqual(0, 0xffffffff, f)))
 	}
-	for _, f := range pairFamilies {
+	for _, f := range socketFamilies {
 		p.Syscalls = append(p.Syscalls, allow("socketpair", maskedEqual(0, 0xffffffff, f)))
+	}
+	if o.AllowSocketpair {
+		// Only connected kinds: a datagram socket of a pair is not bound
+		// to its peer, and sendto(2) or connect(2) with an address take it
+		// to any unix datagram socket a path names (journald's, a host
+		// service's), around the refusal of socket(AF_UNIX).
+		for _, typ := range unixPairTypes {
+			p.Syscalls = append(p.Syscalls, allow("socketpair",
+				maskedEqual(0, 0xffffffff, afUnix), maskedEqual(1, sockTypeMask, typ)))
+		}
 	}
 	for _, arg := range low32Except(1, []uint32{tiocsti, tioclinux}) {
 		p.Syscalls = append(p.Syscalls, allow("ioctl", arg))

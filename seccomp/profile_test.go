@@ -228,18 +228,37 @@ func TestProfileSocketFamilies(t *testing.T) {
 		{"socketpair allowed", Options{Arch: "amd64", AllowSocketpair: true}, []uint64{afInet, afInet6, afNetlink}, []uint64{afInet, afInet6, afNetlink, afUnix}},
 	}
 	// families returns the family each rule allows, checking that every
-	// rule is an allow with one low-32-bit compare on the family.
+	// rule is an allow with one low-32-bit compare on the family; an
+	// AF_UNIX socketpair rule must also name a connected socket type
+	// (a datagram pair sends to any unix socket by path).
 	families := func(t *testing.T, p *specs.LinuxSeccomp, name string) []uint64 {
 		var out []uint64
+		var unixTypes []uint64
 		for _, r := range rulesFor(p, name) {
-			if r.Action != specs.ActAllow || len(r.Args) != 1 {
-				t.Fatalf("%s rule %+v: want an allow rule with one condition", name, r)
+			if r.Action != specs.ActAllow || len(r.Args) == 0 || len(r.Args) > 2 {
+				t.Fatalf("%s rule %+v: want an allow rule with one or two conditions", name, r)
 			}
 			a := r.Args[0]
 			if a.Index != 0 || a.Op != specs.OpMaskedEqual || a.Value != 0xffffffff {
 				t.Fatalf("%s rule %+v: want arg 0 & 0xffffffff == family", name, r)
 			}
-			out = append(out, a.ValueTwo)
+			if len(r.Args) == 2 {
+				b := r.Args[1]
+				if name != "socketpair" || a.ValueTwo != afUnix || b.Index != 1 || b.Op != specs.OpMaskedEqual || b.Value != sockTypeMask {
+					t.Fatalf("%s rule %+v: want socketpair(AF_UNIX, type & 0xf == T)", name, r)
+				}
+				unixTypes = append(unixTypes, b.ValueTwo)
+			} else if name == "socketpair" && a.ValueTwo == afUnix {
+				t.Fatalf("%s rule %+v: AF_UNIX pairs of any type (datagram ones included)", name, r)
+			}
+			if !slices.Contains(out, a.ValueTwo) {
+				out = append(out, a.ValueTwo)
+			}
+		}
+		if unixTypes != nil {
+			if diff := cmp.Diff([]uint64{sockStream, sockSeqpacket}, unixTypes); diff != "" {
+				t.Errorf("%s AF_UNIX types (-want +got):\n%s", name, diff)
+			}
 		}
 		return out
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 
 	"cordon.dev/cordon/mounts"
+	"cordon.dev/cordon/probe"
 )
 
 // AnnotationLandlock is a JSON list of LandlockRule: the Landlock ruleset
@@ -19,6 +20,13 @@ import (
 // (the OCI spec has no Landlock field). A path no rule covers is neither
 // readable nor writable, whatever the mounts say.
 const AnnotationLandlock = "dev.cordon.landlock"
+
+// AnnotationLandlockStatus says whether the init's Landlock layer is active
+// on the machine the spec is compiled for: "ABI N" (the kernel's Landlock
+// ABI, as far as which the rules are applied), "unavailable" (the kernel
+// has none: the mounts are the only file-system layer, see cordon doctor)
+// or "not probed".
+const AnnotationLandlockStatus = "dev.cordon.landlock.status"
 
 // InitLandlockFD is the descriptor from which the init reads the Landlock
 // rules: for each, its access ("r", "w" or "l"), a NUL, the path, a NUL.
@@ -28,6 +36,15 @@ const InitLandlockFD = 5
 // everything a file system allows, "l" listing directories only (for the
 // directories on the way to a denied path: `ls ~` keeps working, the denied
 // path's content stays out of reach).
+//
+// A rule whose Access begins with "=" is a check, not a grant: before the
+// command starts, the init verifies that Path, reached without following
+// a symlink, is what the mount plan resolved (see mounts.Check), and
+// refuses to run anything otherwise: "=same:DEV:INO" (that file),
+// "=ro:DEV:INO" (that file, on a read-only mount), "=mask" (the empty,
+// mode-000 mask file on a read-only mount), "=tmpfs" (a read-only tmpfs
+// directory of mode 000 or 111). They travel with the Landlock rules
+// because the init reads its file-system rules from one descriptor.
 type LandlockRule struct {
 	Path   string `json:"path"`
 	Access string `json:"access"`
@@ -104,6 +121,19 @@ func landlockRules(fsys fs.FS, writable, denied, allowRead []string) ([]Landlock
 	return rules, nil
 }
 
+// checkRules turns the mount plan's checks into the init's check records.
+func checkRules(cs []mounts.Check) []LandlockRule {
+	var out []LandlockRule
+	for _, c := range cs {
+		access := "=" + c.Kind
+		if c.Kind == mounts.CheckSame || c.Kind == mounts.CheckReadOnly {
+			access += fmt.Sprintf(":%d:%d", c.Identity.Dev, c.Identity.Ino)
+		}
+		out = append(out, LandlockRule{Path: c.Path, Access: access})
+	}
+	return out
+}
+
 // WithLandlock records the ruleset and tells the init to apply it.
 func WithLandlock(rules []LandlockRule) Opt {
 	return func(s *specs.Spec) error {
@@ -126,6 +156,25 @@ func WithLandlock(rules []LandlockRule) Opt {
 		}
 		s.Process.Args = slices.Insert(s.Process.Args, i, fmt.Sprintf("--landlock-fd=%d", InitLandlockFD))
 		return nil
+	}
+}
+
+// WithLandlockStatus records whether the Landlock rules will be enforced
+// (AnnotationLandlockStatus), for `cordon spec` to show.
+func WithLandlockStatus(pr probe.Result) Opt {
+	return func(s *specs.Spec) error {
+		if s.Annotations[AnnotationLandlock] == "" {
+			return nil
+		}
+		status := "not probed"
+		switch {
+		case pr.ProbedAt.IsZero():
+		case pr.LandlockABI() > 0:
+			status = fmt.Sprintf("ABI %d", pr.LandlockABI())
+		default:
+			status = "unavailable"
+		}
+		return WithAnnotations(map[string]string{AnnotationLandlockStatus: status})(s)
 	}
 }
 

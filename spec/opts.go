@@ -39,6 +39,7 @@ const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
 	return func(s *specs.Spec) error {
 		env := p.Env.Filter(req.Env)
+		env = withoutSecrets(env, p.Env.Allow)
 		env = withoutNames(env, sandboxEnv)
 		env = append(env, sandboxEnv...)
 		if !hasName(env, "PATH") {
@@ -64,6 +65,44 @@ func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
 		}
 		return nil
 	}
+}
+
+// secretNames are names of variables that hold secrets under names the
+// policy's default deny list (*_TOKEN, *_PASSWORD, ...) misses: libpq's
+// PGPASSWORD, MySQL's MYSQL_PWD, passphrases, JWTs, Sentry DSNs, webhook
+// URLs. They belong in the policy's default cordon.env.deny; until they
+// are there, they are dropped here unless cordon.env.allow lets them in.
+var secretNames = []string{
+	"*PASSWORD*", "*PASSWD*", "*_PWD", "*PASSPHRASE*", "*_JWT", "*_JWT_*",
+	"*PRIVATE_KEY*", "SECRET_*", "*_SECRET*", "*_DSN", "*WEBHOOK_URL",
+}
+
+// withoutSecrets drops the variables whose name is a secretName, and those
+// whose value is a URL carrying a password (postgres://app:pw@db/app,
+// redis://:pw@cache): a DATABASE_URL without one is kept.
+func withoutSecrets(env, allow []string) []string {
+	byName := policy.Env{Deny: secretNames, Allow: allow}
+	byValue := policy.Env{Deny: []string{"*"}, Allow: allow}
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, value, _ := strings.Cut(kv, "=")
+		return byName.Denies(name) || urlPassword(value) && byValue.Denies(name)
+	})
+}
+
+// urlPassword reports whether v is a URL with a password in its user
+// information: scheme://user:password@host.
+func urlPassword(v string) bool {
+	_, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return false
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	userinfo, _, ok := strings.Cut(authority, "@")
+	if !ok {
+		return false
+	}
+	_, pw, ok := strings.Cut(userinfo, ":")
+	return ok && pw != ""
 }
 
 func hasName(env []string, name string) bool {
@@ -243,7 +282,7 @@ func WithAnnotations(a map[string]string) Opt {
 // AnnotationScrub).
 func WithScrub(sc Scrub) Opt {
 	return func(s *specs.Spec) error {
-		if len(sc.Paths) == 0 && len(sc.Globs) == 0 && len(sc.Roots) == 0 {
+		if len(sc.Paths) == 0 && len(sc.Globs) == 0 && len(sc.Roots) == 0 && len(sc.Links) == 0 {
 			return nil
 		}
 		data, err := json.Marshal(sc)

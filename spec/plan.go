@@ -21,6 +21,9 @@ type plan struct {
 	mounts   []specs.Mount
 	scrub    Scrub
 	landlock []LandlockRule
+	// checks are what the paths inside the writable roots must be once
+	// the mounts are made; the init verifies them (see mounts.Check).
+	checks []mounts.Check
 }
 
 // Scrub is what the runtime clears after a run (AnnotationScrub): what
@@ -38,6 +41,10 @@ type Scrub struct {
 	// same and are left alone.
 	Roots   []string `json:"roots,omitempty"`
 	GitDirs []string `json:"gitDirs,omitempty"`
+	// Links are the symlinks on the way to protected paths, which the
+	// command can replace (see mounts.Protection): each is put back after
+	// the run, the replacement moved aside.
+	Links []mounts.Link `json:"links,omitempty"`
 }
 
 // Targets returns the paths the runtime must check after the run: the
@@ -65,6 +72,8 @@ type ScrubGlob struct {
 // mountPlan turns the policy's path rules into the mount list.
 func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	var pl plan
+	// What every path was when the plan resolved it, for the checks.
+	fsys = mounts.NewRecorder(fsys)
 	ws, fi, err := mounts.Resolve(fsys, p.Workspace)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -135,6 +144,8 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// pinned (see mounts.Protect) and, when it does not exist yet, is
 	// moved aside after the run if it appears.
 	inWritable, inGitDir := p.Protected()
+	inWritable = append(inWritable, gitRedirects(".git/")...)
+	inGitDir = append(inGitDir, gitRedirects("")...)
 	prot, err := mounts.Protect(fsys, writable, inWritable, inGitDir)
 	if err != nil {
 		return pl, err
@@ -144,6 +155,12 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		var own []string
 		for _, rel := range policy.ProtectedInHome {
 			own = append(own, path.Join(p.Home, rel))
+		}
+		// cordon's own binary, when a writable root holds it: pinned like
+		// the others, or renaming its directory would put a binary of the
+		// command's choosing where the next `cordon run` is started from.
+		if h := req.Host.Executable; h != "" {
+			own = append(own, h)
 		}
 		for _, abs := range append(append(own, p.SettingsFiles...), denyWrite...) {
 			if within(abs, w) {
@@ -159,6 +176,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		}
 		prot.Rules = append(prot.Rules, more.Rules...)
 		prot.Scrub = append(prot.Scrub, more.Scrub...)
+		prot.Links = append(prot.Links, more.Links...)
 	}
 	// A worktree's or submodule's real git directory is writable too, or
 	// git could not commit there; its hooks and config are protected.
@@ -170,6 +188,11 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	for _, sp := range prot.Scrub {
 		if !slices.Contains(pl.scrub.Paths, sp) {
 			pl.scrub.Paths = append(pl.scrub.Paths, sp)
+		}
+	}
+	for _, l := range prot.Links {
+		if !slices.Contains(pl.scrub.Links, l) {
+			pl.scrub.Links = append(pl.scrub.Links, l)
 		}
 	}
 	pl.scrub.Roots = writable
@@ -201,6 +224,14 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		}
 		denied = append(denied, d)
 		rules = append(rules, mounts.Rule{Path: d, Access: mounts.Deny})
+	}
+	for _, d := range denied {
+		for _, pin := range pinWay(fsys, d, writable) {
+			// Never a writable bind inside what is hidden or read-only.
+			if !covered(pin.Path, denied) && !covered(pin.Path, denyWrite) {
+				rules = append(rules, pin)
+			}
+		}
 	}
 	for _, a := range allowRead {
 		if !slices.ContainsFunc(denied, func(d string) bool { return within(a, d) }) {
@@ -249,12 +280,58 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		TmpSize:  p.Limits.TmpSize,
 		Extra:    extra,
 		Rootfs:   req.Host.Rootfs,
+		Checked:  writable,
 	})
 	if err != nil {
 		return pl, err
 	}
 	pl.mounts = res.Mounts
+	pl.checks = res.Checks
+	pl.landlock = append(pl.landlock, checkRules(res.Checks)...)
 	return pl, nil
+}
+
+// pinWay binds every directory between the writable root holding p and
+// p onto itself, as mounts.Protect does for protected paths: a mountpoint
+// cannot be renamed, and a denied path whose directory a command renamed
+// (mv config config.old) would not exist for the next run, whose rule
+// would be dropped, and whose content it would read at the new name.
+func pinWay(fsys fs.FS, p string, writable []string) []mounts.Rule {
+	real, _, err := mounts.Resolve(fsys, p)
+	if err != nil {
+		return nil
+	}
+	root := ""
+	for _, w := range writable {
+		if within(real, w) && len(w) > len(root) {
+			root = w
+		}
+	}
+	if root == "" {
+		return nil
+	}
+	var out []mounts.Rule
+	for d := path.Dir(real); within(d, root); d = path.Dir(d) {
+		out = append(out, mounts.Rule{Path: d, Access: mounts.ReadWrite})
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// gitRedirects are the files of a git directory (below prefix) that send
+// git elsewhere for its config and hooks: a commondir file makes another
+// directory the repository's common directory, whose config git reads and
+// whose hooks it runs. One planted in a repository that had none (or
+// rewritten in a worktree's git directory) hands the next git command on
+// the host a config of the command's choosing: core.fsmonitor runs at git
+// status. They belong in policy.ProtectedInGitDir; kept here until they
+// are there.
+func gitRedirects(prefix string) []string {
+	var out []string
+	for _, rel := range []string{"commondir", "modules/*/commondir", "worktrees/*/commondir"} {
+		out = append(out, prefix+rel)
+	}
+	return out
 }
 
 // outermost keeps the paths that are not below another of them.

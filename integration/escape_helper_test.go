@@ -1,0 +1,333 @@
+//go:build linux
+
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// escHelperEnv turns this test binary into the attacks' tool (inside a
+// sandbox, or unguarded) and the victims they aim at (on the host),
+// checked before TestMain runs:
+//
+//	CORDON_IT_ESCAPE=unix PATH TOKEN        send TOKEN to a unix socket every way there is
+//	CORDON_IT_ESCAPE=victim SECRET          hold SECRET in memory; print "PID ADDR LEN"; sleep
+//	CORDON_IT_ESCAPE=vmread PID ADDR LEN    read another process's memory (process_vm_readv, ptrace)
+//	CORDON_IT_ESCAPE=key-add DESC SECRET    add a key to the caller's user keyring, print its id
+//	CORDON_IT_ESCAPE=key-read DESC          find the key in the user keyring and print it
+//	CORDON_IT_ESCAPE=key-drop ID            unlink a key from the user keyring
+//	CORDON_IT_ESCAPE=syscall NAME           try bpf, userfaultfd, io_uring or perf_event_open
+//	CORDON_IT_ESCAPE=tiocsti TEXT           push TEXT into stdin's terminal input queue
+//	CORDON_IT_ESCAPE=tioclinux              ask stdin's terminal to paste its selection
+//	CORDON_IT_ESCAPE=setuid FILE TEXT       print the ids; append TEXT to FILE
+//	CORDON_IT_ESCAPE=fds                    open /dev/null until it fails; print how many
+//	CORDON_IT_ESCAPE=pidfd PID              signal PID through a pidfd
+//
+// Each attempt prints "NAME: ok" (or what it got) or "NAME: ERRNO".
+const escHelperEnv = "CORDON_IT_ESCAPE"
+
+func init() {
+	if mode := os.Getenv(escHelperEnv); mode != "" {
+		os.Exit(escHelper(mode, os.Args[1:]))
+	}
+}
+
+func escHelper(mode string, args []string) int {
+	switch {
+	case mode == "unix" && len(args) == 2:
+		return escUnix(args[0], args[1])
+	case mode == "victim" && len(args) == 1:
+		return escVictim(args[0])
+	case mode == "vmread" && len(args) == 3:
+		return escVMRead(args[0], args[1], args[2])
+	case mode == "key-add" && len(args) == 2:
+		id, err := unix.AddKey("user", args[0], []byte(args[1]), unix.KEY_SPEC_USER_KEYRING)
+		if err != nil {
+			fmt.Println("add_key:", err)
+			return 1
+		}
+		fmt.Println(id)
+		return 0
+	case mode == "key-read" && len(args) == 1:
+		return escKeyRead(args[0])
+	case mode == "key-drop" && len(args) == 1:
+		id, _ := strconv.Atoi(args[0])
+		_, err := unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_USER_KEYRING, 0, 0)
+		try("unlink", err)
+		return 0
+	case mode == "syscall" && len(args) == 1:
+		return escSyscall(args[0])
+	case mode == "tiocsti" && len(args) == 1:
+		var err error
+		for i := 0; i < len(args[0]) && err == nil; i++ {
+			c := args[0][i]
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+			err = errnoErr(e)
+		}
+		try("TIOCSTI", err)
+		return 0
+	case mode == "tioclinux":
+		sub := byte(3) // TIOCL_PASTESEL
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCLINUX, uintptr(unsafe.Pointer(&sub)))
+		try("TIOCLINUX", errnoErr(e))
+		return 0
+	case mode == "setuid" && len(args) == 2:
+		fmt.Printf("uid=%d euid=%d\n", os.Getuid(), os.Geteuid())
+		f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.WriteString(args[1] + "\n")
+			f.Close()
+		}
+		try("write "+args[0], err)
+		return 0
+	case mode == "fds":
+		n := 0
+		var err error
+		for ; n < 1<<21; n++ {
+			var fd int
+			if fd, err = unix.Open("/dev/null", unix.O_RDONLY, 0); err != nil {
+				break
+			}
+			_ = fd
+		}
+		fmt.Printf("opened %d\n", n)
+		try("open", err)
+		return 0
+	case mode == "pidfd" && len(args) == 1:
+		pid, _ := strconv.Atoi(args[0])
+		fd, err := unix.PidfdOpen(pid, 0)
+		try("pidfd_open", err)
+		if err == nil {
+			try("pidfd_send_signal", unix.PidfdSendSignal(fd, unix.SIGSTOP, nil, 0))
+		}
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "%s: bad mode %q %q\n", escHelperEnv, mode, args)
+	return 2
+}
+
+func errnoErr(e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// try prints the outcome of one attempt.
+func try(name string, err error) {
+	var errno unix.Errno
+	switch {
+	case err == nil:
+		fmt.Printf("%s: ok\n", name)
+	case errors.As(err, &errno):
+		fmt.Printf("%s: %s\n", name, unix.ErrnoName(errno))
+	default:
+		fmt.Printf("%s: %v\n", name, err)
+	}
+}
+
+// escUnix sends token to the unix socket at path (a name starting with @
+// is abstract) by every route: a socket of each type, and — around a
+// refusal of socket(AF_UNIX) — a socket pair of each type, connected or
+// sent to by address.
+func escUnix(path, token string) int {
+	addr := &unix.SockaddrUnix{Name: path}
+	if strings.HasPrefix(path, "@") {
+		addr.Name = "\x00" + path[1:]
+	}
+	msg := []byte(token + "\n")
+	for _, typ := range []struct {
+		name string
+		t    int
+	}{{"stream", unix.SOCK_STREAM}, {"dgram", unix.SOCK_DGRAM}, {"seqpacket", unix.SOCK_SEQPACKET}} {
+		fd, err := unix.Socket(unix.AF_UNIX, typ.t|unix.SOCK_CLOEXEC, 0)
+		try("socket "+typ.name, err)
+		if err == nil {
+			err = unix.Connect(fd, addr)
+			if err == nil {
+				_, err = unix.Write(fd, msg)
+			}
+			try("socket "+typ.name+" send", err)
+			unix.Close(fd)
+		}
+		fds, err := unix.Socketpair(unix.AF_UNIX, typ.t|unix.SOCK_CLOEXEC, 0)
+		try("socketpair "+typ.name, err)
+		if err == nil {
+			try("socketpair "+typ.name+" sendto", unix.Sendto(fds[0], msg, 0, addr))
+			err = unix.Connect(fds[1], addr)
+			if err == nil {
+				_, err = unix.Write(fds[1], msg)
+			}
+			try("socketpair "+typ.name+" connect", err)
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+	}
+	return 0
+}
+
+// escVictim holds secret in memory and prints where.
+func escVictim(secret string) int {
+	buf := []byte(secret)
+	fmt.Printf("%d %d %d\n", os.Getpid(), uintptr(unsafe.Pointer(&buf[0])), len(buf))
+	for {
+		time.Sleep(time.Hour)
+		_ = buf[0]
+	}
+}
+
+// escVMRead reads LEN bytes at ADDR of PID: with process_vm_readv, then
+// attached with ptrace, then through /proc/PID/mem.
+func escVMRead(pidS, addrS, lenS string) int {
+	pid, _ := strconv.Atoi(pidS)
+	addr, _ := strconv.ParseUint(addrS, 10, 64)
+	n, _ := strconv.Atoi(lenS)
+	buf := make([]byte, n)
+	_, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[0], Len: uint64(n)}},
+		[]unix.RemoteIovec{{Base: uintptr(addr), Len: n}}, 0)
+	if err == nil {
+		fmt.Printf("process_vm_readv: got %s\n", buf)
+	} else {
+		try("process_vm_readv", err)
+	}
+	err = unix.PtraceAttach(pid)
+	if err == nil {
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(pid, &ws, unix.WALL, nil)
+		got := make([]byte, n)
+		_, err = unix.PtracePeekData(pid, uintptr(addr), got)
+		_ = unix.PtraceDetach(pid)
+		if err == nil {
+			fmt.Printf("ptrace: got %s\n", got)
+		}
+	}
+	if err != nil {
+		try("ptrace", err)
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err == nil {
+		got := make([]byte, n)
+		_, err = f.ReadAt(got, int64(addr))
+		f.Close()
+		if err == nil {
+			fmt.Printf("/proc/pid/mem: got %s\n", got)
+		}
+	}
+	if err != nil {
+		try("/proc/pid/mem", err)
+	}
+	return 0
+}
+
+// escKeyRead looks the key up in the user keyring and prints its payload.
+func escKeyRead(desc string) int {
+	id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", desc, 0)
+	try("keyctl search", err)
+	if err != nil {
+		return 0
+	}
+	buf := make([]byte, 256)
+	n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+	if err != nil {
+		try("keyctl read", err)
+		return 0
+	}
+	fmt.Printf("keyctl read: got %s\n", buf[:min(n, len(buf))])
+	return 0
+}
+
+// escSyscall tries one of the kernel interfaces the profile refuses.
+func escSyscall(name string) int {
+	var err error
+	switch name {
+	case "bpf":
+		// BPF_MAP_CREATE of an array map: key 4 bytes, value 4, 1 entry.
+		attr := [5]uint32{2, 4, 4, 1, 0}
+		fd, _, e := unix.Syscall(unix.SYS_BPF, 0, uintptr(unsafe.Pointer(&attr[0])), unsafe.Sizeof(attr))
+		if err = errnoErr(e); err == nil {
+			unix.Close(int(fd))
+		}
+	case "userfaultfd":
+		const uffdUserModeOnly = 1
+		fd, _, e := unix.Syscall(unix.SYS_USERFAULTFD, unix.O_CLOEXEC|uffdUserModeOnly, 0, 0)
+		if err = errnoErr(e); err == nil {
+			unix.Close(int(fd))
+		}
+	case "io_uring":
+		var params [120]byte
+		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&params[0])), 0)
+		if err = errnoErr(e); err == nil {
+			unix.Close(int(fd))
+		}
+	case "perf_event_open":
+		attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK,
+			Size: uint32(unsafe.Sizeof(unix.PerfEventAttr{})), Bits: unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv}
+		var fd int
+		if fd, err = unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC); err == nil {
+			unix.Close(fd)
+		}
+	case "unshare":
+		err = unix.Unshare(unix.CLONE_NEWUSER | unix.CLONE_NEWNS)
+	default:
+		fmt.Printf("unknown system call %s\n", name)
+		return 2
+	}
+	try(name, err)
+	return 0
+}
+
+// listenUnix listens on a unix socket on the host (a path, or @name in the
+// abstract namespace) for the test's duration, and records what reaches it
+// in the case's sink; the socket file is open to every user, as
+// docker.sock is to its group.
+func listenUnix(e *escEnv, path, network string) {
+	e.t.Helper()
+	switch network {
+	case "unixgram":
+		c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+		must(e.t, err)
+		e.t.Cleanup(func() { c.Close() })
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				n, _, err := c.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				e.sink.Write(buf[:n])
+			}
+		}()
+	default:
+		l, err := net.ListenUnix(network, &net.UnixAddr{Name: path, Net: network})
+		must(e.t, err)
+		e.t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+					buf := make([]byte, 4096)
+					n, _ := c.Read(buf)
+					e.sink.Write(buf[:n])
+				}()
+			}
+		}()
+	}
+	if !strings.HasPrefix(path, "@") {
+		must(e.t, os.Chmod(path, 0o777))
+	}
+}

@@ -1,0 +1,105 @@
+package mounts
+
+import (
+	"io/fs"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestChecks: a plan made through a Recorder says, for every mount in a
+// writable root and every directory on the way to one, what must be there
+// once the mounts are made, with the identity each path had when the plan
+// resolved it — not the one it has later.
+func TestChecks(t *testing.T) {
+	host := hostFS()
+	ino := uint64(100)
+	for _, f := range host {
+		if f.Mode&fs.ModeSymlink == 0 {
+			ino++
+			f.Sys = Identity{Dev: 7, Ino: ino}
+		}
+	}
+	host["home/u/ws/.git"] = &fstest.MapFile{Mode: fs.ModeDir | 0o755, Sys: Identity{Dev: 7, Ino: 1}}
+	host["home/u/ws/.git/hooks"] = &fstest.MapFile{Mode: fs.ModeDir | 0o755, Sys: Identity{Dev: 7, Ino: 2}}
+	host["home/u/ws/app"] = &fstest.MapFile{Mode: fs.ModeDir | 0o755, Sys: Identity{Dev: 7, Ino: 3}}
+	host["home/u/ws/app/.env"] = &fstest.MapFile{Mode: 0o600, Sys: Identity{Dev: 7, Ino: 4}}
+	host["home/u/ws/secrets"] = &fstest.MapFile{Mode: fs.ModeDir | 0o700, Sys: Identity{Dev: 7, Ino: 5}}
+	rec := NewRecorder(host)
+	ws := host["home/u/ws"].Sys.(Identity)
+	res, err := Plan(Layout{
+		FS: rec,
+		Rules: []Rule{
+			{Path: "/home/u/ws", Access: ReadWrite},
+			{Path: "/home/u/ws/.git", Access: ReadWrite},
+			{Path: "/home/u/ws/.git/hooks", Access: ReadOnly},
+			{Path: "/home/u/ws/app/.env", Access: Deny},
+			{Path: "/home/u/ws/secrets", Access: Deny},
+			{Path: "/home/u/.ssh", Access: Deny}, // outside every writable root: no check
+		},
+		MaskFile: "/run/cordon/mask",
+		Checked:  []string{"/home/u/ws"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What changes after the plan is made does not change the checks.
+	host["home/u/ws/.git/hooks"].Sys = Identity{Dev: 7, Ino: 999}
+	want := []Check{
+		{Path: "/home/u/ws", Kind: CheckSame, Identity: ws},
+		{Path: "/home/u/ws/.git", Kind: CheckSame, Identity: Identity{7, 1}},
+		{Path: "/home/u/ws/secrets", Kind: CheckTmpfsMask},
+		{Path: "/home/u/ws/.git/hooks", Kind: CheckReadOnly, Identity: Identity{7, 2}},
+		{Path: "/home/u/ws/app", Kind: CheckSame, Identity: Identity{7, 3}},
+		{Path: "/home/u/ws/app/.env", Kind: CheckMask},
+	}
+	if diff := cmp.Diff(want, res.Checks); diff != "" {
+		t.Errorf("checks (-want +got):\n%s", diff)
+	}
+	if id, _ := rec.Identity("/home/u/ws/.git/hooks"); id != (Identity{7, 2}) {
+		t.Errorf("the recorder forgot the identity it resolved: %v", id)
+	}
+
+	// Without a recorder (or without inode numbers) there is nothing to
+	// check.
+	res, err = Plan(Layout{FS: host, Rules: []Rule{{Path: "/home/u/ws", Access: ReadWrite}}, Checked: []string{"/home/u/ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Checks) != 0 {
+		t.Errorf("checks without a recorder: %+v", res.Checks)
+	}
+}
+
+// TestProtectLinks: a symlink on the way to a protected path is recorded
+// with its target (the runtime puts it back when the command replaces it);
+// its target is bound read-only; where a dangling link points is scrubbed.
+func TestProtectLinks(t *testing.T) {
+	dir := &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	link := func(target string) *fstest.MapFile {
+		return &fstest.MapFile{Mode: fs.ModeSymlink | 0o777, Data: []byte(target)}
+	}
+	host := fstest.MapFS{
+		"ws":            dir,
+		"ws/.git":       dir,
+		"ws/.git/hooks": link("../.githooks"),
+		"ws/.githooks":  dir,
+		"ws/.bashrc":    link("dotfiles/bashrc"), // dangling: dotfiles/ is not there
+	}
+	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".bashrc"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLinks := []Link{{Path: "/ws/.git/hooks", Target: "../.githooks"}, {Path: "/ws/.bashrc", Target: "dotfiles/bashrc"}}
+	if diff := cmp.Diff(wantLinks, pr.Links); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
+	}
+	wantRules := []Rule{{Path: "/ws/.git", Access: ReadWrite}, {Path: "/ws/.githooks", Access: ReadOnly}}
+	if diff := cmp.Diff(wantRules, pr.Rules); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/ws/dotfiles/bashrc"}, pr.Scrub); diff != "" {
+		t.Errorf("scrub (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,61 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cordon.dev/cordon/probe"
+)
+
+// TestWithoutSecrets: secrets under names the default deny list misses,
+// and URLs carrying a password, stay out; cordon.env.allow lets one in.
+func TestWithoutSecrets(t *testing.T) {
+	env := []string{
+		"PGPASSWORD=pw", "MYSQL_PWD=pw", "GPG_PASSPHRASE=pw", "CI_JOB_JWT=jwt", "PRIVATE_KEY=k",
+		"SECRET_KEY_BASE=s", "SENTRY_DSN=https://k@sentry.io/1", "SLACK_WEBHOOK_URL=https://hooks.slack.com/x",
+		"DATABASE_URL=postgres://app:pw@db/app", "REDIS_URL=redis://:pw@cache:6379",
+		"LOCAL_DB=postgres://localhost/app", "USER_URL=https://user@example.com/", "HTTP_URL=https://example.com/a:b@c",
+		"PATH=/usr/bin", "EDITOR=vi",
+	}
+	want := []string{"LOCAL_DB=postgres://localhost/app", "USER_URL=https://user@example.com/", "HTTP_URL=https://example.com/a:b@c", "PATH=/usr/bin", "EDITOR=vi"}
+	if diff := cmp.Diff(want, withoutSecrets(env, nil)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	got := withoutSecrets(env, []string{"PGPASSWORD", "DATABASE_URL"})
+	want = append([]string{"PGPASSWORD=pw", "DATABASE_URL=postgres://app:pw@db/app"}, want...)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("with cordon.env.allow (-want +got):\n%s", diff)
+	}
+}
+
+// TestLandlockStatus: the spec says whether its Landlock rules will be
+// enforced on the machine it was compiled for.
+func TestLandlockStatus(t *testing.T) {
+	ll := WithAnnotations(map[string]string{AnnotationLandlock: `[{"path":"/","access":"r"}]`})
+	withABI := probe.Result{ProbedAt: time.Unix(1, 0)}
+	withABI.Landlock.Available, withABI.Landlock.ABI = true, 6
+	without := probe.Result{ProbedAt: time.Unix(1, 0)}
+	for _, tc := range []struct {
+		name string
+		pr   probe.Result
+		want string
+	}{{"abi", withABI, "ABI 6"}, {"unavailable", without, "unavailable"}, {"not probed", probe.Result{}, "not probed"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Base()
+			for _, o := range []Opt{ll, WithLandlockStatus(tc.pr)} {
+				if err := o(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := s.Annotations[AnnotationLandlockStatus]; got != tc.want {
+				t.Errorf("status %q, want %q", got, tc.want)
+			}
+		})
+	}
+	s := Base()
+	if err := WithLandlockStatus(withABI)(s); err != nil || s.Annotations[AnnotationLandlockStatus] != "" {
+		t.Errorf("a spec without Landlock rules got a status: %v %v", s.Annotations, err)
+	}
+}

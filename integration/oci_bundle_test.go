@@ -16,6 +16,7 @@ import (
 
 	runc "github.com/containerd/go-runc"
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 )
 
 // The OCI tests drive cordon as containerd's runc shim, nerdctl and the
@@ -193,6 +194,21 @@ func waitStatus(t testing.TB, r *runc.Runc, id, want string) {
 
 // readUntil reads from f until it has seen s, or fails the test after ten
 // seconds (f may be a terminal, which has no deadlines).
+// dupFile returns a file of its own for the descriptor fd, which another
+// value owns: os.NewFile(fd) would close fd a second time (when collected,
+// or closed), and by then the number may be another file's of this process
+// (a lock, a pipe the poller waits on).
+func dupFile(t testing.TB, fd uintptr, name string) *os.File {
+	t.Helper()
+	n, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("dup %s: %v", name, err)
+	}
+	f := os.NewFile(uintptr(n), name)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 func readUntil(t testing.TB, f *os.File, s string) string {
 	t.Helper()
 	type chunk struct {

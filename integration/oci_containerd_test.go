@@ -97,7 +97,7 @@ func TestOCIContainerd(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("ctr run -t: exit %d, %q", code, out)
 		}
-		f := os.NewFile(pty.Fd(), "pty")
+		f := dupFile(t, pty.Fd(), "pty")
 		got := readUntil(t, f, "tty-done")
 		if !strings.Contains(got, "/dev/pts/") {
 			t.Errorf("ctr run -t: the container saw %q, want a terminal of its own", got)

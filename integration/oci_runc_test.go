@@ -283,7 +283,7 @@ func TestOCITerminal(t *testing.T) {
 	must(t, err)
 	defer con.Close()
 	must(t, r.Start(ctx, id))
-	f := os.NewFile(con.Fd(), "pty")
+	f := dupFile(t, con.Fd(), "pty")
 	out := readUntil(t, f, "30 100")
 	if !strings.Contains(out, "/dev/pts/") {
 		t.Errorf("tty inside: %q, want a /dev/pts terminal", out)

@@ -192,8 +192,6 @@ func waitStatus(t testing.TB, r *runc.Runc, id, want string) {
 	}
 }
 
-// readUntil reads from f until it has seen s, or fails the test after ten
-// seconds (f may be a terminal, which has no deadlines).
 // dupFile returns a file of its own for the descriptor fd, which another
 // value owns: os.NewFile(fd) would close fd a second time (when collected,
 // or closed), and by then the number may be another file's of this process
@@ -209,6 +207,8 @@ func dupFile(t testing.TB, fd uintptr, name string) *os.File {
 	return f
 }
 
+// readUntil reads from f until it has seen s, or fails the test after ten
+// seconds (f may be a terminal, which has no deadlines).
 func readUntil(t testing.TB, f *os.File, s string) string {
 	t.Helper()
 	type chunk struct {

@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -91,10 +92,10 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d Decision) {
 		return
 	}
 	// a client may send its first bytes (a TLS hello) before the answer
-	if err := writeBuffered(upstream, brw.Reader); err != nil {
-		client.Close()
-		upstream.Close()
-		return
+	var head []byte
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		head = bytes.Clone(b)
 	}
 	if !p.begin(nil) {
 		client.Close()
@@ -102,7 +103,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d Decision) {
 		return
 	}
 	defer p.wg.Done()
-	p.relay(client, upstream)
+	p.relay(client, upstream, head, &d)
 }
 
 // dialError drops the address from a dial error: the client learns that

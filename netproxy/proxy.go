@@ -15,6 +15,7 @@ package netproxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -375,7 +376,12 @@ func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Con
 // relay copies both ways between the client and the upstream connection
 // until both directions end, then closes both. Between two *net.TCPConn
 // io.Copy splices in the kernel.
-func (p *Proxy) relay(client, upstream net.Conn) {
+//
+// In a tunnel (d set), what the client sends first is read before it is
+// passed on, from head (bytes the client sent ahead) and then the
+// connection, and the tunnel is closed when it names a destination the
+// policy refuses (see checkTunnel).
+func (p *Proxy) relay(client, upstream net.Conn, head []byte, d *Decision) {
 	if !p.track(client) {
 		client.Close()
 		upstream.Close()
@@ -396,6 +402,26 @@ func (p *Proxy) relay(client, upstream net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		if d != nil {
+			rest := bytes.NewReader(head)
+			br := bufio.NewReaderSize(io.MultiReader(rest, client), maxHello+tlsRecordMax)
+			if p.checkTunnel(br, *d) != nil {
+				client.Close()
+				upstream.Close()
+				return
+			}
+			// What was read, then what is left of head, in order.
+			if writeBuffered(upstream, br) != nil {
+				client.Close()
+				upstream.Close()
+				return
+			}
+			if _, err := io.Copy(upstream, rest); err != nil {
+				client.Close()
+				upstream.Close()
+				return
+			}
+		}
 		copyHalf(upstream, client)
 	}()
 	copyHalf(client, upstream)

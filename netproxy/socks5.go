@@ -179,7 +179,7 @@ func (p *Proxy) serveSOCKS(c net.Conn) {
 		return
 	}
 	// serveConn tracks and closes c; relay tracks it again while it copies
-	p.relay(c, upstream)
+	p.relay(c, upstream, nil, &d)
 }
 
 // dialReply maps a dial error to a SOCKS5 reply code.

@@ -1,0 +1,148 @@
+package netproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clientHello returns the first bytes a TLS client sends for serverName.
+func clientHello(t *testing.T, serverName string) []byte {
+	t.Helper()
+	a, b := net.Pipe()
+	go func() {
+		c := tls.Client(a, &tls.Config{ServerName: serverName, InsecureSkipVerify: true})
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.Handshake()
+		a.Close()
+	}()
+	b.SetReadDeadline(time.Now().Add(5 * time.Second))
+	hdr := make([]byte, 5)
+	if _, err := io.ReadFull(b, hdr); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, int(hdr[3])<<8|int(hdr[4]))
+	if _, err := io.ReadFull(b, body); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	return append(hdr, body...)
+}
+
+// fragment splits one TLS handshake record into records of at most n bytes
+// of payload each, as a client may to hide the server name from a reader
+// of the first record.
+func fragment(rec []byte, n int) []byte {
+	var out []byte
+	for body := rec[5:]; len(body) > 0; {
+		k := min(n, len(body))
+		out = append(out, 0x16, rec[1], rec[2], byte(k>>8), byte(k))
+		out = append(out, body[:k]...)
+		body = body[k:]
+	}
+	return out
+}
+
+func TestTunnelName(t *testing.T) {
+	hello := clientHello(t, "Example.COM")
+	for _, tc := range []struct {
+		name      string
+		in        []byte
+		want      string
+		proto     string
+		wantError error
+	}{
+		{"a ClientHello", hello, "Example.COM", "tls", nil},
+		{"a fragmented ClientHello", fragment(hello, 7), "Example.COM", "tls", nil},
+		{"no server name", clientHello(t, ""), "", "tls", errNoName},
+		{"an HTTP request", []byte("GET / HTTP/1.1\r\nHost: other.test:8080\r\nUser-Agent: x\r\n\r\nbody"), "other.test", "http", nil},
+		{"ssh", []byte("SSH-2.0-OpenSSH_9.6\r\n"), "", "http", errNoName},
+		{"a capital letter, no HTTP", []byte("HELO x\r\n"), "", "http", errNoName},
+		{"binary", []byte{0, 1, 2, 3}, "", "", errNoName},
+		{"a cut ClientHello", hello[:40], "", "tls", io.EOF},
+		{"garbage after a handshake header", []byte{0x16, 3, 1, 0, 4, 9, 0, 0, 0}, "", "tls", errors.New("not a ClientHello")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br := bufio.NewReaderSize(bytes.NewReader(tc.in), maxHello+tlsRecordMax)
+			name, proto, err := tunnelName(br)
+			if name != tc.want || proto != tc.proto || (err == nil) != (tc.wantError == nil) ||
+				errors.Is(tc.wantError, errNoName) && !errors.Is(err, errNoName) {
+				t.Errorf("got %q %q %v, want %q %q %v", name, proto, err, tc.want, tc.proto, tc.wantError)
+			}
+			// Nothing is consumed: the server gets every byte.
+			if rest, _ := io.ReadAll(br); !bytes.Equal(rest, tc.in) {
+				t.Errorf("the bytes read were consumed")
+			}
+		})
+	}
+}
+
+// TestTunnelFronting: a tunnel to an allowed name whose ClientHello or
+// first request names another site is closed, the refusal reported; one
+// that names its own or another allowed name passes.
+func TestTunnelFronting(t *testing.T) {
+	r := newE2E(t)
+	port := echoServer(t, "tcp4", "127.0.0.1:0")
+	target := fmt.Sprintf("allowed.test:%d", port)
+	for _, tc := range []struct {
+		name  string
+		first []byte
+		pass  bool
+	}{
+		{"its own server name", clientHello(t, "ALLOWED.test."), true},
+		{"another allowed name", clientHello(t, "a.wild.test"), true},
+		{"no server name", clientHello(t, ""), true},
+		{"an unlisted server name", clientHello(t, "unlisted.test"), false},
+		{"a denied server name, fragmented", fragment(clientHello(t, "denied.test"), 5), false},
+		{"an unlisted Host", []byte("GET / HTTP/1.1\r\nHost: unlisted.test\r\n\r\n"), false},
+		{"its own Host", []byte("GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"), true},
+	} {
+		for _, via := range []string{"connect", "connect early", "socks5"} {
+			t.Run(tc.name+"/"+via, func(t *testing.T) {
+				var conn net.Conn
+				var br *bufio.Reader
+				switch via {
+				case "socks5":
+					c, err := socksDialer(t, r.socks).DialContext(context.Background(), "tcp", target)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { c.Close() })
+					conn, br = c, bufio.NewReader(c)
+					conn.Write(tc.first)
+				case "connect early":
+					var resp interface{ Close() error }
+					c, b, rs := connectRaw(t, r.http, target, string(tc.first))
+					resp = rs.Body
+					defer resp.Close()
+					conn, br = c, b
+				default:
+					c, b, rs := connectRaw(t, r.http, target, "")
+					if rs.StatusCode != 200 {
+						t.Fatalf("CONNECT: %s", rs.Status)
+					}
+					conn, br = c, b
+					conn.Write(tc.first)
+				}
+				conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+				got := make([]byte, len(tc.first))
+				_, err := io.ReadFull(br, got)
+				passed := err == nil && bytes.Equal(got, tc.first)
+				if passed != tc.pass {
+					t.Errorf("passed %v (%v), want %v", passed, err, tc.pass)
+				}
+				if d := r.last(t); !tc.pass && (d.Allowed || !strings.Contains(d.Rule, "in a tunnel to allowed.test")) {
+					t.Errorf("the refusal was not reported: last decision %s", d)
+				}
+			})
+		}
+	}
+}

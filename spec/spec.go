@@ -153,6 +153,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 		WithRoot(req.Host.Rootfs),
 		WithProcess(p, req, profile != nil),
 		WithLandlock(plan.landlock),
+		WithLandlockStatus(pr),
 		WithProxy(p),
 		WithLimits(res, rl, lims),
 		WithNamespaces(pr),

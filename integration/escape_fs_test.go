@@ -124,17 +124,21 @@ func readCases() []escCase {
 			breach: seen},
 		{cat: catRead, name: "other spellings of the denied paths",
 			script: `for p in ~/.ssh//id_ed25519 ~/./.ssh/id_ed25519 ~/.ssh/./id_ed25519 ~/.ssh/../.ssh/id_ed25519 "$WS/app/../.env" "$WS//app/.env" ./app/./.env "$HOME/../home/.env" \
-	~/.SSH/id_ed25519 ~/.Ssh/id_ed25519 ./.ENV ./app/.Env; do cat "$p"; done 2>/dev/null; true`,
+	~/.SSH/id_ed25519 ~/.Ssh/id_ed25519 ./.ENV ./app/.Env "$(printf '%s/.\321\225sh/id_ed25519' "$HOME")" "$(printf './.e\314\201nv')" \
+	/dev/fd/../../proc/self/root$HOME/.env; do cat "$p"; done 2>/dev/null; true`,
 			breach: seen},
 		{cat: catRead, name: ".env anywhere in the workspace (a glob)",
-			setup: func(e *escEnv) { e.secret("ws/a/b/c/.env"); e.secret("ws/node_modules/pkg/.env") },
+			setup:  func(e *escEnv) { e.secret("ws/a/b/c/.env"); e.secret("ws/node_modules/pkg/.env") },
 			script: `cat .env app/.env a/b/c/.env node_modules/pkg/.env; find . -name .env -exec cat {} \; ; grep -r secret- . ; tar cf - . | tar xOf - 2>/dev/null | grep secret-; true`,
 			breach: seen},
-		{cat: catRead, name: "through /proc/PID/root",
+		{cat: catRead, name: "through /proc/PID/root and /proc/PID/cwd",
 			// In a container without a pid namespace /proc/1/root is the
 			// host's root; a host process of the caller's is as good.
-			setup: func(e *escEnv) { e.set("HOSTPID", fmt.Sprint(startHostProc(e, e.b.home, nil, "sleep", uniqueSleep(300)).pid)) },
-			script: `for pid in 1 $HOSTPID; do cat "/proc/$pid/root$HOME/.ssh/id_ed25519" "/proc/$pid/root$HOME/.env" "/proc/$pid/root$WS/.env"; done; true`,
+			setup: func(e *escEnv) {
+				e.set("HOSTPID", fmt.Sprint(startHostProc(e, e.b.home, nil, "sleep", uniqueSleep(300)).pid))
+			},
+			script: `for pid in 1 $HOSTPID; do cat "/proc/$pid/root$HOME/.ssh/id_ed25519" "/proc/$pid/root$HOME/.env" "/proc/$pid/root$WS/.env" \
+	"/proc/$pid/cwd/.ssh/id_ed25519" "/proc/$pid/cwd/.env"; done; cat /proc/self/root$HOME/.env /proc/self/cwd/.env /proc/thread-self/root$HOME/.ssh/id_ed25519; true`,
 			breach: seen},
 		{cat: catRead, name: "a key added to a denied directory during the run",
 			script: waitGo + `cat ~/.ssh/id_new; ls -la ~/.ssh`,

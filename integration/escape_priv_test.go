@@ -96,6 +96,16 @@ func privCases() []escCase {
 		{cat: catPriv, name: "a nested user namespace", tools: []string{"unshare"},
 			script: `unshare -Ur sh -c 'echo "inner uid $(id -u)"'; CORDON_IT_ESCAPE=syscall "$HELPER" unshare`,
 			breach: said("inner uid 0", "unshare: ok")},
+		{cat: catPriv, name: "enter the host's namespaces (setns)",
+			// A host process of the caller's, and the sandbox's PID 1
+			// (cordon's init, which is root in the user namespace it
+			// made), by their /proc/PID/ns links; then the key.
+			setup: func(e *escEnv) {
+				e.set("HOSTPID", fmt.Sprint(startHostProc(e, e.b.home, nil, "sleep", uniqueSleep(300)).pid))
+			},
+			script: `for pid in $HOSTPID 1; do CORDON_IT_ESCAPE=setns "$HELPER" $pid "$HOME/.ssh/id_ed25519"; done
+nsenter -t 1 -a cat "$HOME/.ssh/id_ed25519"; true`,
+			breach: seen},
 		{cat: catPriv, name: "remount the home read-write", off: offNever,
 			why:    "unguarded, as root, it would remount the host's own file systems",
 			script: `for m in "$(stat -c %m "$HOME")" "$HOME" /; do mount -o remount,bind,rw "$m"; done; mount --bind "$WS" "$HOME"; echo "pwned $TOKEN" >> "$HOME/outside.txt"`,

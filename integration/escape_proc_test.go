@@ -28,7 +28,12 @@ func hostVictim(e *escEnv) *hostProc {
 }
 
 func victimHurt(e *escEnv, r result) []string {
-	if st := e.victim.alive(); st != "" {
+	// A signal is delivered after kill(2) returns: give it a moment.
+	st := e.victim.alive()
+	for deadline := time.Now().Add(time.Second); st == "" && time.Now().Before(deadline); st = e.victim.alive() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st != "" {
 		return []string{fmt.Sprintf("the caller's process %d on the host (%s) is %s", e.victim.pid, e.victim.args, st)}
 	}
 	return nil
@@ -176,7 +181,7 @@ func resourceCases() []escCase {
 		{cat: catResource, name: "output flood", off: offNever, why: exhaustion,
 			setup:   limits("--output-limit", "1M", "--timeout", "3s"),
 			timeout: 3 * time.Second, code: intp(124),
-			script:  `yes "flood $TOKEN" & yes "flood $TOKEN" >&2; wait`,
+			script: `yes "flood $TOKEN" & yes "flood $TOKEN" >&2; wait`,
 			breach: func(e *escEnv, r result) []string {
 				var out []string
 				for name, s := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {

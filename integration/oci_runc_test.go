@@ -128,9 +128,19 @@ func TestOCIVerbs(t *testing.T) {
 		t.Errorf("memory limit after update: %q, want %d", got, limit)
 	}
 
-	// events --stats: the cgroup's usage.
-	st, err := r.Stats(ctx, id)
-	must(t, err)
+	// events --stats: the cgroup's usage. Not go-runc's Stats: its
+	// monitor waits for the command at once, and Wait closes the pipe the
+	// event is still to be read from when the command exits first.
+	evOut, err := exec.CommandContext(ctx, r.Command, "--root", r.Root, "events", "--stats", id).Output()
+	if err != nil {
+		t.Fatalf("events --stats: %v\n%s", err, evOut)
+	}
+	var ev runc.Event
+	must(t, json.Unmarshal(evOut, &ev))
+	st := ev.Stats
+	if st == nil {
+		t.Fatalf("events --stats: no stats in %s", evOut)
+	}
 	if st.Pids.Current < 2 {
 		t.Errorf("stats: %d pids, want the init and the exec'd sleep", st.Pids.Current)
 	}

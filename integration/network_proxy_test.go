@@ -364,17 +364,31 @@ func netIP(t *testing.T, args ...string) {
 	}
 }
 
-// netLock serialises the test network between suites running at once on
-// this host: they would share the addresses and the names.
+// netInProcess serialises the tests of this suite that use the test
+// network; they wait for each other as long as the suite's own timeout
+// allows.
+var netInProcess sync.Mutex
+
+// netLock serialises the test network between the tests of this suite,
+// and between suites running at once on this host: they would share the
+// addresses and the names.
 func netLock(t *testing.T) (unlock func()) {
 	t.Helper()
+	netInProcess.Lock()
+	locked := false
+	defer func() {
+		if !locked {
+			netInProcess.Unlock()
+		}
+	}()
 	dir := "/run/lock"
 	if _, err := os.Stat(dir); err != nil {
 		dir = "/run"
 	}
 	fd, err := os.OpenFile(filepath.Join(dir, "cordon-it-network.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	must(t, err)
-	deadline := time.Now().Add(5 * time.Minute)
+	// Another suite on this host (a developer's machine; CI runs one).
+	deadline := time.Now().Add(15 * time.Minute)
 	said := false
 	for {
 		err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -391,7 +405,11 @@ func netLock(t *testing.T) (unlock func()) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return func() { fd.Close() }
+	locked = true
+	return func() {
+		fd.Close()
+		netInProcess.Unlock()
+	}
 }
 
 // netSweep removes what a suite that died half way left: its namespace,

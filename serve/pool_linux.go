@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,9 +44,18 @@ type pool struct {
 	closed bool
 	log    func(format string, args ...any)
 	// hits and misses count the commands that found a sandbox ready, and
-	// those that waited for one.
-	hits, misses uint64
+	// those that waited for one; drops, the mount table changes that
+	// discarded the ready ones.
+	hits, misses, drops uint64
+	// refillAfter refills the shelves once the mount table has been
+	// quiet for a moment after a change.
+	refillAfter *time.Timer
 }
+
+// settle is how long the mount table must stay unchanged after a change
+// before the pool is made again: changes come in bursts (a container
+// starting mounts dozens of things).
+const settle = 250 * time.Millisecond
 
 // shelf holds the sandboxes of one pool key.
 type shelf struct {
@@ -161,7 +171,10 @@ func (pl *pool) makeOne(sh *shelf, s *specs.Spec, o runtime.Options) {
 	}
 }
 
-// changed drops every ready sandbox: the host's mounts changed.
+// changed drops every ready sandbox: the host's mounts changed, and a
+// sandbox made now could differ from them (a new mount visible, an
+// unmounted one gone). The shelves are filled again once the mount table
+// has settled.
 func (pl *pool) changed() {
 	pl.gen.Add(1)
 	pl.mu.Lock()
@@ -172,9 +185,38 @@ func (pl *pool) changed() {
 		}
 		sh.ready = nil
 	}
+	if len(drop) > 0 {
+		pl.drops++
+	}
+	if pl.refillAfter == nil {
+		pl.refillAfter = time.AfterFunc(settle, pl.refillAll)
+	} else {
+		pl.refillAfter.Reset(settle)
+	}
 	pl.mu.Unlock()
 	closeAll(drop)
-	// Made again as commands come.
+}
+
+// refillAll fills every shelf.
+func (pl *pool) refillAll() {
+	pl.mu.Lock()
+	var shelves []*shelf
+	for _, sh := range pl.shelf {
+		if time.Since(sh.used) <= shelfIdle {
+			shelves = append(shelves, sh)
+		}
+	}
+	pl.mu.Unlock()
+	for _, sh := range shelves {
+		pl.fill(sh)
+	}
+}
+
+// stats says how the pool served.
+func (pl *pool) stats() string {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return fmt.Sprintf("%d commands found a sandbox ready, %d waited for one; mount table changes discarded the ready ones %d times", pl.hits, pl.misses, pl.drops)
 }
 
 // sweep drops the shelves of policies no command used for a while, and
@@ -213,6 +255,9 @@ func (pl *pool) close() {
 	defer pl.makers.Wait()
 	pl.mu.Lock()
 	pl.closed = true
+	if pl.refillAfter != nil {
+		pl.refillAfter.Stop()
+	}
 	var drop []*runtime.Pooled
 	for _, sh := range pl.shelf {
 		for _, r := range sh.ready {

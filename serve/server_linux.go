@@ -107,6 +107,7 @@ func (s *Server) housekeeping(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Second)
 	defer tick.Stop()
 	gc := time.Now()
+	var lastStats string
 	for {
 		select {
 		case <-ctx.Done():
@@ -128,6 +129,10 @@ func (s *Server) housekeeping(ctx context.Context) {
 			return
 		}
 		s.st.pool.sweep()
+		if st := s.st.pool.stats(); st != lastStats {
+			s.logf("pool: %s", st)
+			lastStats = st
+		}
 		if time.Since(gc) > time.Minute {
 			_, _ = runtime.GC(s.Root)
 			gc = time.Now()

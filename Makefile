@@ -27,8 +27,8 @@ unit: ## run the unit tests only (any OS, any user)
 integration: build ## run the integration tests (namespaces; as root they also run as an unprivileged user)
 	$(GO) test -tags $(TAGS) -count=1 -v ./integration/
 
-bench: build ## compare cordon with bare exec and bubblewrap in one run; print medians and ratios
-	$(GO) run -tags $(TAGS) ./integration/bench -cordon $(BIN)
+bench: build ## compare cordon with bare exec, bubblewrap and runc, cold and warm (cordon serve), in one run; print medians and ratios into docs/performance.md
+	$(GO) run -tags $(TAGS) ./integration/bench -cordon $(BIN) -doc docs/performance.md
 
 fuzz: ## run every fuzz target for a short while
 	@for pkg in $$($(GO) list ./...); do \

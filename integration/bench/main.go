@@ -26,8 +26,23 @@ import (
 func main() {
 	cordon := flag.String("cordon", "bin/cordon", "the cordon binary")
 	n := flag.Int("n", 100, "runs per contender")
+	doc := flag.String("doc", "", "rewrite the figures' section of this document (docs/performance.md) with the output")
 	flag.Parse()
-	if err := run(*cordon, *n); err != nil {
+	var out bytes.Buffer
+	restore := func() {}
+	if *doc != "" {
+		var err error
+		if restore, err = teeStdout(&out); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	err := run(*cordon, *n)
+	restore()
+	if err == nil && *doc != "" {
+		err = writeDoc(*doc, "make bench", out.Bytes())
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}

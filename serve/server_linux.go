@@ -56,6 +56,7 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 		return runtime.NewPooled(sp, o)
 	})
 	s.st.pool.log = s.logf
+	defer func() { s.logf("pool: %s", s.st.pool.stats()) }()
 	defer s.st.pool.close()
 	if err := watchMounts(s.st.pool.changed, s.st.stop); err != nil {
 		return fmt.Errorf("watch the mount table: %w", err)

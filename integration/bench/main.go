@@ -133,8 +133,9 @@ func run(cordon string, n int) error {
 			c.rss = append(c.rss, rss)
 		}
 	}
-	d.stop()
+	pool := d.stop()
 	report(cs, n)
+	fmt.Printf("the warm runs' pool: %s\n", pool)
 	if err := hookBench(cordon, n); err != nil {
 		return err
 	}

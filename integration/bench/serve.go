@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -20,7 +21,8 @@ import (
 // root of its own that its clients use.
 type daemon struct {
 	cmd  *exec.Cmd
-	env  []string // the environment of cordon run for it
+	log  *lockedBuffer // what the daemon said
+	env  []string      // the environment of cordon run for it
 	root string
 	done chan struct{}
 }
@@ -56,11 +58,13 @@ func benchEnv(work string) ([]string, string, error) {
 func startDaemon(cordon string, env []string, root string, size int) (*daemon, error) {
 	cmd := exec.Command(cordon, "serve", "--pool", strconv.Itoa(size))
 	cmd.Env, cmd.Dir = env, "/"
+	log := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	d := &daemon{cmd: cmd, env: env, root: root, done: make(chan struct{})}
+	d := &daemon{cmd: cmd, log: log, env: env, root: root, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		close(d.done)
@@ -84,8 +88,9 @@ func startDaemon(cordon string, env []string, root string, size int) (*daemon, e
 	}
 }
 
-// stop ends the daemon and waits for it.
-func (d *daemon) stop() {
+// stop ends the daemon and waits for it; it returns the daemon's last
+// word on its pool.
+func (d *daemon) stop() string {
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-d.done:
@@ -93,6 +98,31 @@ func (d *daemon) stop() {
 		_ = d.cmd.Process.Kill()
 		<-d.done
 	}
+	var last string
+	for _, line := range strings.Split(d.log.String(), "\n") {
+		if _, st, ok := strings.Cut(line, "cordon serve: pool: "); ok {
+			last = st
+		}
+	}
+	return last
+}
+
+// lockedBuffer is a bytes.Buffer for a process's output and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // pooled counts the daemon's sandboxes that wait for a command: their
@@ -218,6 +248,7 @@ func serveBench(cordon, truePath string, env []string, work string) error {
 		fmt.Printf("  failures %d; latency median %s, p90 %s, p99 %s, max %s\n", len(failures),
 			ms(percentile(walls, 0.5)), ms(percentile(walls, 0.9)), ms(percentile(walls, 0.99)), ms(slices.Max(walls)))
 	}
+	fmt.Printf("  the pool: %s\n", d.stop())
 	for i, f := range failures {
 		if i == 3 {
 			fmt.Printf("  ... and %d more\n", len(failures)-3)

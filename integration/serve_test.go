@@ -54,13 +54,16 @@ func (sb *serveBox) serve(args ...string) *os.Process {
 	cmd := sb.command(ctx, runSpec{env: []string{sb.stateEnv}}, append([]string{"serve"}, args...)...)
 	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
+	// From a locked thread: the daemon's parent-death signal follows the
+	// thread that started it (see startLocked).
+	waited, err := startLocked(cmd)
+	if err != nil {
 		cancel()
 		sb.t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() {
-		_ = cmd.Wait()
+		<-waited
 		close(done)
 	}()
 	sb.t.Cleanup(func() {

@@ -97,9 +97,15 @@ type ExecOptions struct {
 // The hook cordon adds to a container whose policy allows no network: it
 // runs as `cordon NetworkHookCommand NetworkHookIsolate`, the last
 // createRuntime hook (see spec.ContainerOpts.NetworkHook).
+//
+// NetworkHookProxy is the createContainer hook of a rootless runtime's
+// container that gets the proxy: `cordon oci-hook proxy-listen SOCKET`
+// makes the proxy's listening sockets inside the container's network
+// namespace and hands them to the monitor (see ProxyListen).
 const (
 	NetworkHookCommand = "oci-hook"
 	NetworkHookIsolate = "isolate-network"
+	NetworkHookProxy   = "proxy-listen"
 )
 
 // Event is one line of `events`, as runc's types.Event: "stats" with the

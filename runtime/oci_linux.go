@@ -181,32 +181,35 @@ func (o OCI) tighten(s *specs.Spec, id string) (*spec.Applied, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cordon policy: %w", err)
 	}
-	var hook []string
-	// A rootless runtime cannot enter the container's network namespace
-	// from outside its user namespace: no hook (docs/kubernetes.md).
-	if pol != nil && os.Geteuid() == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find cordon's own binary: %w", err)
-		}
-		if exe, err = filepath.EvalSymlinks(exe); err != nil {
-			return nil, fmt.Errorf("find cordon's own binary: %w", err)
-		}
-		hook = []string{exe, NetworkHookCommand, NetworkHookIsolate}
-	}
 	opts := spec.ContainerOpts{
-		NetworkHook: hook,
-		Seccomp:     seccomp.Options{AllowSocketpair: true, KernelVersion: kernelRelease()},
+		Seccomp: seccomp.Options{AllowSocketpair: true, KernelVersion: kernelRelease()},
 	}
-	if pol != nil && pol.Seccomp && pol.RecordViolations {
-		if opts.ListenerPath, err = monitorSocketPath(o.Root, id); err != nil {
-			return nil, fmt.Errorf("cordon policy: %w", err)
-		}
+	if pol == nil {
+		return spec.Tighten(s, pol, source, opts)
 	}
-	if os.Geteuid() != 0 {
-		// setns into a network namespace needs CAP_SYS_ADMIN in the
-		// caller's own user namespace as well as the container's.
-		opts.NoProxy = "a rootless runtime cannot enter the container's network namespace to serve the proxy there"
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find cordon's own binary: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return nil, fmt.Errorf("find cordon's own binary: %w", err)
+	}
+	sock, err := monitorSocketPath(o.Root, id)
+	if err != nil {
+		return nil, fmt.Errorf("cordon policy: %w", err)
+	}
+	if os.Geteuid() == 0 {
+		opts.NetworkHook = []string{exe, NetworkHookCommand, NetworkHookIsolate}
+	} else {
+		// A rootless runtime cannot enter the container's network
+		// namespace from outside its user namespace (setns needs
+		// CAP_SYS_ADMIN in the caller's own user namespace too): no
+		// interface-removing hook (docs/kubernetes.md), and the proxy's
+		// sockets are made from inside, by a createContainer hook.
+		opts.ProxyHook = []string{exe, NetworkHookCommand, NetworkHookProxy, sock}
+	}
+	if pol.Seccomp && pol.RecordViolations {
+		opts.ListenerPath = sock
 	}
 	a, err := spec.Tighten(s, pol, source, opts)
 	if err != nil {

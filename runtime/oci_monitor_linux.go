@@ -43,7 +43,11 @@ import (
 //   - Proxy: the monitor makes the proxy's listening sockets on 127.0.0.1
 //     inside the container's network namespace (setns on a locked thread
 //     that then dies) and serves netproxy on them from the host's side;
-//     the process's environment was pointed at them in the spec.
+//     the process's environment was pointed at them in the spec. A
+//     rootless runtime cannot enter that namespace from outside the
+//     container's user namespace: there the container's createContainer
+//     hook (ProxyListen) makes the sockets inside and sends them to the
+//     monitor's socket.
 //
 // The monitor is not a child of the container's init nor in its cgroup:
 // the init stays a child of `create` (the shim reaps it and learns the
@@ -79,6 +83,10 @@ type monitorConfig struct {
 	Socket  string             `json:"socket,omitempty"`
 	PidFile string             `json:"pidFile"`
 	Proxy   *spec.AppliedProxy `json:"proxy,omitempty"`
+	// ProxyFromHook says that the proxy's listening sockets come from
+	// the container's createContainer hook, on Socket (a rootless
+	// runtime), rather than made by the monitor.
+	ProxyFromHook bool `json:"proxyFromHook,omitempty"`
 	// Log and LogFormat are create's --log and --log-format.
 	Log       string `json:"log,omitempty"`
 	LogFormat string `json:"logFormat,omitempty"`
@@ -152,6 +160,15 @@ func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied) (h *monitor
 	if a.Records() {
 		cfg.Notify = notifiedNames(s.Linux.Seccomp)
 		cfg.Socket = s.Linux.Seccomp.ListenerPath
+	}
+	if a.Proxy != nil && os.Geteuid() != 0 {
+		// As tighten decided: the container's hook makes the sockets.
+		cfg.ProxyFromHook = true
+		if cfg.Socket, err = monitorSocketPath(o.Root, id); err != nil {
+			return h, err
+		}
+	}
+	if cfg.Socket != "" {
 		if listener, err = listenMonitorSocket(cfg.Socket); err != nil {
 			return h, err
 		}
@@ -361,7 +378,8 @@ func RunMonitor(ctl *os.File) error {
 	} else {
 		logrus.SetOutput(io.Discard)
 	}
-	m := &monitor{cfg: cfg, rec: newRecorder(cfg.ID, cfg.Command, "", nil), firstListener: make(chan struct{})}
+	m := &monitor{cfg: cfg, rec: newRecorder(cfg.ID, cfg.Command, "", nil), firstListener: make(chan struct{}),
+		proxyListeners: make(chan []net.Listener, 1)}
 	defer m.end()
 	if err := m.lock(); err != nil {
 		return err
@@ -466,6 +484,10 @@ type monitor struct {
 	listener *net.UnixListener
 	proxy    *netproxy.Proxy
 
+	// proxyListeners are the proxy's sockets from the container's hook
+	// (monitorConfig.ProxyFromHook).
+	proxyListeners chan []net.Listener
+
 	mu            sync.Mutex
 	supervisors   []*supervisor
 	firstListener chan struct{}
@@ -497,7 +519,19 @@ func (m *monitor) lock() error {
 // seccomp listener, which libcontainer sent during create's Start.
 func (m *monitor) serve(pidfd, pid int) error {
 	if m.proxy != nil {
-		ls, err := listenIn(pidfd, pid, []string{m.cfg.Proxy.HTTP, m.cfg.Proxy.SOCKS})
+		var ls []net.Listener
+		var err error
+		if m.cfg.ProxyFromHook {
+			// The hook ran during create's Start, before the init's pid
+			// came here: its sockets are there or never come.
+			select {
+			case ls = <-m.proxyListeners:
+			case <-time.After(10 * time.Second):
+				err = errors.New("no proxy sockets from the container's hook")
+			}
+		} else {
+			ls, err = listenIn(pidfd, pid, []string{m.cfg.Proxy.HTTP, m.cfg.Proxy.SOCKS})
+		}
 		if err != nil {
 			return err
 		}
@@ -615,6 +649,10 @@ func (m *monitor) receive(conn *net.UnixConn) error {
 	// The state may be longer than one read.
 	rest, _ := io.ReadAll(io.LimitReader(conn, 16<<20))
 	data := append(buf[:n], rest...)
+	var hook proxyHookMessage
+	if json.Unmarshal(data, &hook) == nil && hook.Proxy != "" {
+		return m.receiveProxy(conn, hook, fds)
+	}
 	var st specs.ContainerProcessState
 	if err := json.Unmarshal(data, &st); err != nil || len(fds) != 1 || len(st.Fds) != 1 ||
 		st.Fds[0] != specs.SeccompFdName || st.State.ID != m.cfg.ID {
@@ -638,6 +676,108 @@ func (m *monitor) receive(conn *net.UnixConn) error {
 	}()
 	m.gotFirst.Do(func() { close(m.firstListener) })
 	logrus.Debugf("cordon monitor of %s: supervising process %d", m.cfg.ID, st.Pid)
+	return nil
+}
+
+// proxyHookMessage is what the proxy hook sends the monitor with the
+// proxy's two listening sockets (HTTP, SOCKS5).
+type proxyHookMessage struct {
+	// Proxy is the container's id.
+	Proxy string `json:"cordonProxy"`
+}
+
+// receiveProxy takes the proxy's listening sockets from the container's
+// hook, and says so.
+func (m *monitor) receiveProxy(conn *net.UnixConn, msg proxyHookMessage, fds []int) error {
+	closeAll := func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+	if !m.cfg.ProxyFromHook || msg.Proxy != m.cfg.ID || len(fds) != 2 {
+		closeAll()
+		return fmt.Errorf("proxy sockets: unexpected message (%d descriptors for %q)", len(fds), msg.Proxy)
+	}
+	var ls []net.Listener
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "proxy-listener")
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			for _, fd := range fds[i+1:] {
+				unix.Close(fd)
+			}
+			return fmt.Errorf("proxy sockets: %w", err)
+		}
+		ls = append(ls, l)
+	}
+	select {
+	case m.proxyListeners <- ls:
+	default:
+		for _, l := range ls {
+			l.Close()
+		}
+		return errors.New("proxy sockets: sent twice")
+	}
+	_, _ = conn.Write([]byte("ok"))
+	return nil
+}
+
+// ProxyListen is the proxy hook (`cordon oci-hook proxy-listen SOCKET`), a
+// createContainer hook: it runs in the container's namespaces, reads the
+// container's state (the OCI hook protocol, on stdin), makes the proxy's
+// listening sockets at the addresses cordon applied, and sends them to the
+// monitor's socket.
+func ProxyListen(stdin io.Reader, socket string) error {
+	var st specs.State
+	if err := json.NewDecoder(stdin).Decode(&st); err != nil {
+		return fmt.Errorf("proxy hook: container state: %w", err)
+	}
+	a := appliedOf(st.Annotations)
+	if a == nil || a.Proxy == nil {
+		return errors.New("proxy hook: the container has no proxy")
+	}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, addr := range []string{a.Proxy.HTTP, a.Proxy.SOCKS} {
+		l, err := net.Listen("tcp4", addr)
+		if err != nil {
+			return fmt.Errorf("proxy hook: listen inside the container: %w", err)
+		}
+		f, err := l.(*net.TCPListener).File()
+		l.Close()
+		if err != nil {
+			return fmt.Errorf("proxy hook: %w", err)
+		}
+		files = append(files, f)
+	}
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("proxy hook: the container's monitor: %w", err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	msg, err := json.Marshal(proxyHookMessage{Proxy: st.ID})
+	if err != nil {
+		return err
+	}
+	if _, _, err := conn.WriteMsgUnix(msg, unix.UnixRights(int(files[0].Fd()), int(files[1].Fd())), nil); err != nil {
+		return fmt.Errorf("proxy hook: the container's monitor: %w", err)
+	}
+	if err := conn.CloseWrite(); err != nil {
+		return fmt.Errorf("proxy hook: the container's monitor: %w", err)
+	}
+	ack := make([]byte, 2)
+	if _, err := io.ReadFull(conn, ack); err != nil || string(ack) != "ok" {
+		return fmt.Errorf("proxy hook: the container's monitor did not take the sockets (%v): see its log", err)
+	}
 	return nil
 }
 

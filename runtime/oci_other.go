@@ -78,5 +78,8 @@ func ExampleSpec(bool) *specs.Spec { return nil }
 // RunMonitor is not supported on this OS.
 func RunMonitor(*os.File) error { return errors.ErrUnsupported }
 
+// ProxyListen is not supported on this OS.
+func ProxyListen(io.Reader, string) error { return errors.ErrUnsupported }
+
 // IsolateNetwork is not supported on this OS.
 func IsolateNetwork(io.Reader) error { return errors.ErrUnsupported }

@@ -403,9 +403,15 @@ type ContainerOpts struct {
 	// processes (the spec's linux.seccomp.listenerPath). Recording
 	// violations needs it.
 	ListenerPath string
-	// NoProxy, when set, says why the runtime cannot serve the proxy (a
-	// rootless runtime): a policy that allows domains is refused with it.
+	// NoProxy, when set, says why the runtime cannot serve the proxy: a
+	// policy that allows domains is refused with it.
 	NoProxy string
+	// ProxyHook, when set, is the program, with its arguments, that makes
+	// the proxy's listening sockets from inside the container (a
+	// createContainer hook, which runs in the container's namespaces) and
+	// hands them to the monitor: for a runtime that cannot enter the
+	// container's network namespace from outside (a rootless one).
+	ProxyHook []string
 	// ProxyPorts are the proxy's HTTP and SOCKS5 ports inside the
 	// container (netproxy's defaults when zero).
 	ProxyPorts [2]int
@@ -493,6 +499,12 @@ func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) 
 		}
 		a.Violations = append(a.Violations, "network")
 		a.Notes = append(a.Notes, isolateNetwork(s, o.NetworkHook)...)
+		if len(o.ProxyHook) > 0 {
+			if s.Hooks == nil {
+				s.Hooks = &specs.Hooks{}
+			}
+			s.Hooks.CreateContainer = append(s.Hooks.CreateContainer, specs.Hook{Path: o.ProxyHook[0], Args: o.ProxyHook})
+		}
 		env := proxyEnv(a.Proxy)
 		s.Process.Env = append(withoutNames(s.Process.Env, env), env...)
 	}

@@ -235,6 +235,17 @@ func TestTightenProxy(t *testing.T) {
 	if s.Linux.Seccomp != nil || s.Root.Readonly {
 		t.Error("proxy only: something else changed")
 	}
+
+	// A rootless runtime: no network hook, the proxy's sockets from a
+	// createContainer hook.
+	s = containerSpec()
+	if _, err := Tighten(s, pol, AnnotationAllowedDomains, ContainerOpts{ProxyHook: []string{"/cordon", "oci-hook", "proxy-listen", "/run/x.sock"}}); err != nil {
+		t.Fatal(err)
+	}
+	want2 := []specs.Hook{{Path: "/cordon", Args: []string{"/cordon", "oci-hook", "proxy-listen", "/run/x.sock"}}}
+	if diff := cmp.Diff(want2, s.Hooks.CreateContainer); diff != "" || len(s.Hooks.CreateRuntime) != 0 {
+		t.Errorf("createContainer hooks (-want +got):\n%s\ncreateRuntime %+v", diff, s.Hooks.CreateRuntime)
+	}
 }
 
 func TestTightenRecords(t *testing.T) {

@@ -566,6 +566,10 @@ func (f *netFixture) startIn(t *testing.T, cmd *exec.Cmd, ready string) *syncBuf
 	cmd.Stdout, cmd.Stderr = out, out
 	// The servers must not outlive a test binary that panicked.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// What a server spawned (git http-backend, sshd's sessions) may hold
+	// its output open after it was killed: Wait must not wait for them
+	// (the namespace's cleanup kills them).
+	cmd.WaitDelay = 5 * time.Second
 	waited, err := startLocked(cmd)
 	must(t, err)
 	done := make(chan struct{})

@@ -126,6 +126,10 @@ func (m *merger) untrusted(l *layer) {
 		{"sandbox.enableWeakerNestedSandbox", &l.weakerNested, false},
 		{"sandbox.allowNestedUserNamespaces", &l.nestedUserNS, false},
 		{"cordon.allowSocketpair", &l.allowSocketpair, false},
+		// Not a widening of the sandbox, but a daemon on the host that
+		// runs the user's later commands: the user's choice, not a
+		// cloned repository's.
+		{"cordon.serve", &l.serve, false},
 	} {
 		if s := *b.s; s != nil && s.V != b.tightened {
 			m.ignored(b.key, strconv.FormatBool(s.V), s.Src, untrustedReason)

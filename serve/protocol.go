@@ -81,9 +81,22 @@ func (r *Request) Check() error {
 		return errors.New("no arguments")
 	case !filepath.IsAbs(r.Cwd):
 		return fmt.Errorf("working directory %q is not absolute", r.Cwd)
+	case strings.ContainsRune(r.Cwd, 0):
+		return errors.New("working directory with a NUL byte")
+	}
+	// execve(2) takes no NUL inside a string, and the sandbox's init reads
+	// the command as NUL-terminated strings: one inside would split an
+	// entry in two, past the policy's environment filter.
+	for _, a := range r.Args {
+		if strings.ContainsRune(a, 0) {
+			return fmt.Errorf("argument %q with a NUL byte", a)
+		}
 	}
 	for _, kv := range r.Env {
-		if !strings.Contains(kv, "=") {
+		switch {
+		case strings.ContainsRune(kv, 0):
+			return fmt.Errorf("environment entry %q with a NUL byte", kv)
+		case !strings.Contains(kv, "="):
 			return fmt.Errorf("environment entry %q has no =", kv)
 		}
 	}

@@ -19,6 +19,10 @@ func TestRequestCheck(t *testing.T) {
 		{"no arguments", Request{Cordon: 1, Cwd: "/"}, false},
 		{"relative cwd", Request{Cordon: 1, Args: []string{"true"}, Cwd: "here"}, false},
 		{"env without =", Request{Cordon: 1, Args: []string{"true"}, Cwd: "/", Env: []string{"A"}}, false},
+		{"NUL in an env entry", Request{Cordon: 1, Args: []string{"true"}, Cwd: "/", Env: []string{"A=1\x00LD_PRELOAD=/x.so"}}, false},
+		{"NUL in an argument", Request{Cordon: 1, Args: []string{"--", "echo", "a\x00b"}, Cwd: "/"}, false},
+		{"NUL in the cwd", Request{Cordon: 1, Args: []string{"true"}, Cwd: "/tmp\x00/etc"}, false},
+		{"empty value", Request{Cordon: 1, Args: []string{"true"}, Cwd: "/", Env: []string{"A="}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.req.Check(); (err == nil) != tc.ok {

@@ -181,9 +181,18 @@ func TestEscapeMountChecks(t *testing.T) {
 	envSecret := "secret-env-" + b.token
 	b.writeAt("ws/app/.env", envSecret+"\n")
 
-	// cordon says each new set of unenforced limits once per boot: a
-	// memory limit of the test's own makes a new one.
-	mem := fmt.Sprintf("%dM", 4096+time.Now().UnixNano()/1000%10000000)
+	// cordon says each set of unenforced limits once per boot, recorded in
+	// its state root: a state root of the test's own has said nothing. (A
+	// memory limit of the test's own did not do: the warning rounds it,
+	// and a machine running the suite often had said them all.)
+	// A first run there says the rest (a degraded sandbox, the default
+	// limits), which cordon says before its plan is made: blocked on
+	// that, the swap would come before the plan and prove nothing.
+	_, stateEnv := privateState(t, b)
+	if r := b.runSpec(runSpec{env: []string{stateEnv}, args: []string{"true"}}); r.code != 0 {
+		t.Fatalf("cordon run -- true: %s", r)
+	}
+	mem := "4096M"
 	r, w, err := os.Pipe()
 	must(t, err)
 	defer r.Close()
@@ -199,7 +208,7 @@ func TestEscapeMountChecks(t *testing.T) {
 	}
 	must(t, unix.SetNonblock(wfd, false))
 	ctx := t.Context()
-	s := runSpec{flags: []string{"--memory", mem, "--deny-read", filepath.Join(b.ws, "app/.env")}, args: []string{"sh", "-c",
+	s := runSpec{env: []string{stateEnv}, flags: []string{"--memory", mem, "--deny-read", filepath.Join(b.ws, "app/.env")}, args: []string{"sh", "-c",
 		"cat .git/hooks/id_ed25519 ~/.ssh/id_ed25519 app/.env app.moved/.env; echo ran"}}
 	cmd := b.command(ctx, s, runArgs(s)...)
 	var stdout syncBuffer

@@ -297,6 +297,34 @@ func escSyscall(name string) int {
 	return 0
 }
 
+// sinkConns accepts connections on l until the test ends, and writes
+// what each sends within wait of its start to the case's sink as it
+// arrives (at most 4 KiB a connection).
+func sinkConns(e *escEnv, l net.Listener, wait time.Duration) {
+	e.t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetReadDeadline(time.Now().Add(wait))
+				buf := make([]byte, 4096)
+				for got := 0; got < len(buf); {
+					n, err := c.Read(buf[got:])
+					e.sink.Write(buf[got : got+n])
+					got += n
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+}
+
 // listenUnix listens on a unix socket on the host (a path, or @name in the
 // abstract namespace) for the test's duration, and records what reaches it
 // in the case's sink; the socket file is open to every user, as
@@ -321,22 +349,7 @@ func listenUnix(e *escEnv, path, network string) {
 	default:
 		l, err := net.ListenUnix(network, &net.UnixAddr{Name: path, Net: network})
 		must(e.t, err)
-		e.t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-					buf := make([]byte, 4096)
-					n, _ := c.Read(buf)
-					e.sink.Write(buf[:n])
-				}()
-			}
-		}()
+		sinkConns(e, l, 5*time.Second)
 	}
 	if !strings.HasPrefix(path, "@") {
 		must(e.t, os.Chmod(path, 0o777))

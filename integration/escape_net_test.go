@@ -4,7 +4,6 @@ package integration
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -117,21 +116,7 @@ command -v dbus-send >/dev/null && dbus-send --bus="unix:path=$BUSDIR/bus" --des
 func listenTrap(e *escEnv, network, addr string) int {
 	l, err := net.Listen(network, addr)
 	must(e.t, err)
-	e.t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
-				data, _ := io.ReadAll(io.LimitReader(c, 4096))
-				e.sink.Write(data)
-			}()
-		}
-	}()
+	sinkConns(e, l, 3*time.Second)
 	return l.Addr().(*net.TCPAddr).Port
 }
 

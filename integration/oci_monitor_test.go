@@ -312,68 +312,99 @@ func TestOCIViolationsRootless(t *testing.T) {
 		}
 		return ""
 	})
-	dir, err := os.MkdirTemp(wsRootOutside, "oci-rootless-")
+	r := newRootlessOCI(t, c, "records", func(s *specs.Spec) {
+		s.Process.Args = []string{"sh", "-c", "unshare -U true; echo unshare=$?; mount -t tmpfs none /tmp; echo mount=$?"}
+		s.Annotations = map[string]string{"dev.cordon.policy": "agent"}
+	})
+	if err := r.create(); err != nil {
+		t.Fatalf("rootless create: %v\n%s", err, readFile(r.out))
+	}
+	r.runToEnd(checkMonitor(t, ociStateOf(t, c.cred, r.root, r.id), r.id))
+	if got := readFile(r.out); !strings.Contains(got, "unshare=1") || !strings.Contains(got, "Operation not permitted") || !strings.Contains(got, "mount=1") {
+		t.Errorf("the rootless container said:\n%s\nwant unshare and mount refused", got)
+	}
+	vs := ociViolations(t, c.cred, r.stateHome, r.id)
+	if !hasViolation(vs, "syscall", "unshare", "CLONE_NEWUSER") || !hasViolation(vs, "syscall", "mount", "tmpfs") {
+		t.Errorf("records of the rootless container: %+v, want unshare and mount", vs)
+	}
+}
+
+// rootlessOCI is a container of the unprivileged caller c, in a bundle of
+// busybox with a root, a state home (its violation records) and a run
+// directory of the caller's own.
+type rootlessOCI struct {
+	t                            testing.TB
+	c                            *caller
+	dir, root, stateHome, runDir string
+	id, out                      string // out: the container's stdout and stderr
+	env                          []string
+}
+
+// newRootlessOCI writes the bundle: the rootless starter spec, changed by
+// edit. The container is deleted (--force) when the test ends.
+func newRootlessOCI(t testing.TB, c *caller, name string, edit func(*specs.Spec)) *rootlessOCI {
+	t.Helper()
+	dir, err := os.MkdirTemp(wsRootOutside, "oci-rootless-"+name+"-")
 	must(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	must(t, os.Chmod(dir, 0o755))
 	busyboxRoot(t, filepath.Join(dir, "rootfs"))
 	s := runcExample(t, c)
-	s.Process.Args = []string{"sh", "-c", "unshare -U true; echo unshare=$?; mount -t tmpfs none /tmp; echo mount=$?"}
 	s.Process.Env = append(s.Process.Env, suiteEnv+"="+suiteToken)
-	s.Annotations = map[string]string{"dev.cordon.policy": "agent"}
+	edit(s)
 	data, err := json.Marshal(s)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644))
-	root, stateHome, runDir := filepath.Join(dir, "root"), filepath.Join(dir, "state"), filepath.Join(dir, "run")
-	for _, d := range []string{root, stateHome, runDir} {
+	r := &rootlessOCI{t: t, c: c, dir: dir, id: ociID("rootless-" + name),
+		root: filepath.Join(dir, "root"), stateHome: filepath.Join(dir, "state"), runDir: filepath.Join(dir, "run")}
+	for _, d := range []string{r.root, r.stateHome, r.runDir} {
 		must(t, os.Mkdir(d, 0o700))
 		must(t, os.Chown(d, c.uid, c.gid))
 	}
-	out := filepath.Join(dir, "out")
-	must(t, os.WriteFile(out, nil, 0o666))
-	id := ociID("rootless-records")
-	env := []string{"XDG_STATE_HOME=" + stateHome}
-	pidFile := filepath.Join(runDir, "pid")
-	run := func(args ...string) (string, int) {
-		o, e, code := ociCordon(t, c.cred, env, append([]string{"--root", root}, args...)...)
-		return o + e, code
-	}
-	t.Cleanup(func() { run("delete", "--force", id) })
-	// The container's stdout and stderr: a file the test reads.
-	create := exec.Command(cordonBin, "--root", root, "create", "--bundle", dir, "--pid-file", pidFile, id)
-	create.Env = append(os.Environ(), env...)
-	create.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
-	f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND, 0)
-	must(t, err)
+	r.out = filepath.Join(r.runDir, "out")
+	r.env = []string{"XDG_STATE_HOME=" + r.stateHome}
+	t.Cleanup(func() { r.run("delete", "--force", r.id) })
+	return r
+}
+
+// run runs a cordon OCI verb on the container's root as the caller and
+// returns what it printed.
+func (r *rootlessOCI) run(args ...string) (string, int) {
+	o, e, code := ociCordon(r.t, r.c.cred, r.env, append([]string{"--root", r.root}, args...)...)
+	return o + e, code
+}
+
+// create creates the container, its output going to r.out (a file: a
+// pipe would be held open by the container).
+func (r *rootlessOCI) create() error {
+	create := exec.Command(cordonBin, "--root", r.root, "create", "--bundle", r.dir, "--pid-file", filepath.Join(r.runDir, "pid"), r.id)
+	create.Env = append(os.Environ(), r.env...)
+	create.SysProcAttr = &syscall.SysProcAttr{Credential: r.c.cred}
+	f, err := os.Create(r.out)
+	must(r.t, err)
+	defer f.Close()
 	create.Stdout, create.Stderr = f, f
-	err = create.Run()
-	f.Close()
-	if err != nil {
-		t.Fatalf("rootless create: %v\n%s", err, readFile(out))
+	return create.Run()
+}
+
+// runToEnd starts the created container, waits for it to stop and for its
+// monitor to go, and deletes it.
+func (r *rootlessOCI) runToEnd(monitor int) {
+	r.t.Helper()
+	if o, code := r.run("start", r.id); code != 0 {
+		r.t.Fatalf("start: %s", o)
 	}
-	monitor := checkMonitor(t, ociStateOf(t, c.cred, root, id), id)
-	if o, code := run("start", id); code != 0 {
-		t.Fatalf("start: %s", o)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for ociStateOf(t, c.cred, root, id).Status != "stopped" {
+	deadline := time.Now().Add(30 * time.Second)
+	for ociStateOf(r.t, r.c.cred, r.root, r.id).Status != "stopped" {
 		if time.Now().After(deadline) {
-			t.Fatal("the rootless container did not stop")
+			r.t.Fatal("the rootless container did not stop")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	waitGone(t, monitor, "the monitor of a stopped rootless container")
-	if o, code := run("delete", id); code != 0 {
-		t.Fatalf("delete: %s", o)
+	waitGone(r.t, monitor, "the monitor of a stopped rootless container")
+	if o, code := r.run("delete", r.id); code != 0 {
+		r.t.Fatalf("delete: %s", o)
 	}
-	if got := readFile(out); !strings.Contains(got, "unshare=1") || !strings.Contains(got, "Operation not permitted") || !strings.Contains(got, "mount=1") {
-		t.Errorf("the rootless container said:\n%s\nwant unshare and mount refused", got)
-	}
-	vs := ociViolations(t, c.cred, stateHome, id)
-	if !hasViolation(vs, "syscall", "unshare", "CLONE_NEWUSER") || !hasViolation(vs, "syscall", "mount", "tmpfs") {
-		t.Errorf("records of the rootless container: %+v, want unshare and mount", vs)
-	}
-
 }
 
 // runcExample is the rootless starter spec (`cordon spec --rootless`)

@@ -6,11 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,64 +62,21 @@ func TestOCIProxy(t *testing.T) {
 // too: a createContainer hook makes its sockets inside the container and
 // hands them to the monitor.
 func (f *netFixture) testOCIProxyRootless(t *testing.T, c *caller) {
-	dir, err := os.MkdirTemp(wsRootOutside, "oci-rootless-proxy-")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	must(t, os.Chmod(dir, 0o755))
-	busyboxRoot(t, filepath.Join(dir, "rootfs"))
 	token := "t" + randomHex(6)
-	s := runcExample(t, c)
-	s.Process.Args = []string{"sh", "-c", f.expand(ociProxyScript, token)}
-	s.Process.Env = append(s.Process.Env, suiteEnv+"="+suiteToken)
-	s.Annotations = map[string]string{"dev.cordon.policy": "agent-network", "dev.cordon.network.allowedDomains": "allowed.cordon-test"}
-	data, err := json.Marshal(s)
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644))
-	root, stateHome, runDir := filepath.Join(dir, "root"), filepath.Join(dir, "state"), filepath.Join(dir, "run")
-	for _, d := range []string{root, stateHome, runDir} {
-		must(t, os.Mkdir(d, 0o700))
-		must(t, os.Chown(d, c.uid, c.gid))
+	r := newRootlessOCI(t, c, "proxy", func(s *specs.Spec) {
+		s.Process.Args = []string{"sh", "-c", f.expand(ociProxyScript, token)}
+		s.Annotations = map[string]string{"dev.cordon.policy": "agent-network", "dev.cordon.network.allowedDomains": "allowed.cordon-test"}
+	})
+	if err := r.create(); err != nil {
+		t.Fatalf("rootless create with allowedDomains: %v\n%s", err, readFile(r.out))
 	}
-	env := []string{"XDG_STATE_HOME=" + stateHome}
-	id := ociID("rootless-proxy")
-	run := func(args ...string) (string, int) {
-		o, e, code := ociCordon(t, c.cred, env, append([]string{"--root", root}, args...)...)
-		return o + e, code
-	}
-	t.Cleanup(func() { run("delete", "--force", id) })
-	out := filepath.Join(runDir, "out")
-	create := exec.Command(cordonBin, "--root", root, "create", "--bundle", dir, "--pid-file", filepath.Join(runDir, "pid"), id)
-	create.Env = append(os.Environ(), env...)
-	create.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
-	fo, err := os.Create(out)
-	must(t, err)
-	create.Stdout, create.Stderr = fo, fo
-	err = create.Run()
-	fo.Close()
-	if err != nil {
-		t.Fatalf("rootless create with allowedDomains: %v\n%s", err, readFile(out))
-	}
-	st := ociStateOf(t, c.cred, root, id)
+	st := ociStateOf(t, c.cred, r.root, r.id)
 	if st.Cordon == nil || st.Cordon.Network != "proxy" || st.Cordon.Proxy == nil {
 		t.Errorf("cordon state: %+v, want the proxy", st.Cordon)
 	}
-	monitor := checkMonitor(t, st, id)
-	if o, code := run("start", id); code != 0 {
-		t.Fatalf("start: %s", o)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for ociStateOf(t, c.cred, root, id).Status != "stopped" {
-		if time.Now().After(deadline) {
-			t.Fatal("the rootless container did not stop")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	waitGone(t, monitor, "the monitor of a stopped rootless container")
-	if o, code := run("delete", id); code != 0 {
-		t.Fatalf("delete: %s", o)
-	}
-	f.checkProxyScript(t, readFile(out), token)
-	vs := ociViolations(t, c.cred, stateHome, id)
+	r.runToEnd(checkMonitor(t, st, r.id))
+	f.checkProxyScript(t, readFile(r.out), token)
+	vs := ociViolations(t, c.cred, r.stateHome, r.id)
 	if !hasViolation(vs, "network", "unlisted.cordon-test:80", "") {
 		t.Errorf("records of the rootless container: %+v, want unlisted.cordon-test:80 refused", vs)
 	}

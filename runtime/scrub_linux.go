@@ -201,22 +201,38 @@ func plantedBareRepos(root string, gitDirs []string, started time.Time) []string
 		if d.Name() == ".git" || slices.Contains(gitDirs, p) {
 			return fs.SkipDir
 		}
-		if strings.Count(strings.TrimPrefix(p, root), "/") > bareRepoDepth {
+		depth := strings.Count(strings.TrimPrefix(p, root), "/")
+		if depth > bareRepoDepth {
 			return fs.SkipDir
 		}
-		var head, objects, refs unix.Stat_t
-		if unix.Lstat(p+"/HEAD", &head) != nil || head.Mode&unix.S_IFMT != unix.S_IFREG ||
-			unix.Lstat(p+"/objects", &objects) != nil || objects.Mode&unix.S_IFMT != unix.S_IFDIR ||
-			unix.Lstat(p+"/refs", &refs) != nil || refs.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return nil
+		if planted(p, started) {
+			out = append(out, p+"/HEAD")
 		}
-		for _, st := range []unix.Stat_t{head, objects, refs} {
-			if time.Unix(st.Ctim.Unix()).After(started) {
-				out = append(out, p+"/HEAD")
-				break
-			}
+		if depth == bareRepoDepth {
+			// Checked; what is below is too deep to be looked at, so
+			// its directory is not even read (most of the walk's
+			// directories are at this depth).
+			return fs.SkipDir
 		}
 		return nil
 	})
 	return out
+}
+
+// planted reports whether the directory p is a bare repository (HEAD,
+// objects/ and refs/ side by side) one of whose three parts changed since
+// started.
+func planted(p string, started time.Time) bool {
+	var head, objects, refs unix.Stat_t
+	if unix.Lstat(p+"/HEAD", &head) != nil || head.Mode&unix.S_IFMT != unix.S_IFREG ||
+		unix.Lstat(p+"/objects", &objects) != nil || objects.Mode&unix.S_IFMT != unix.S_IFDIR ||
+		unix.Lstat(p+"/refs", &refs) != nil || refs.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false
+	}
+	for _, st := range []unix.Stat_t{head, objects, refs} {
+		if time.Unix(st.Ctim.Unix()).After(started) {
+			return true
+		}
+	}
+	return false
 }

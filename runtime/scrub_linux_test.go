@@ -3,7 +3,9 @@ package runtime
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 )
 
 // TestRestoreLink: a protected symlink the command replaced (by a
@@ -56,5 +58,42 @@ func TestRestoreLink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlantedBareRepos: a bare repository made during the run is found at
+// every depth up to bareRepoDepth below the writable root, and not below
+// it; one that was there before the run, a .git directory and the
+// repositories' own git directories are left alone.
+func TestPlantedBareRepos(t *testing.T) {
+	root := t.TempDir()
+	bare := func(rel string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		for _, d := range []string{"objects", "refs"} {
+			if err := os.MkdirAll(filepath.Join(p, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(p, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bare("old")
+	bare("a/b/old")
+	time.Sleep(20 * time.Millisecond) // ctime has the kernel's tick granularity
+	started := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	for _, rel := range []string{"one", "a/two", "a/b/three", "a/b/c/four", "x/.git", "gitdir"} {
+		bare(rel)
+	}
+	got := plantedBareRepos(root, []string{filepath.Join(root, "gitdir")}, started)
+	want := []string{"a/b/three", "a/two", "one"} // a/b/c/four is too deep
+	for i := range want {
+		want[i] = filepath.Join(root, want[i], "HEAD")
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("plantedBareRepos = %q\nwant %q", got, want)
 	}
 }

@@ -38,6 +38,8 @@ func runCommand() *cli.Command {
 				}
 				return err
 			}
+			// The kernel's wait for the sandbox's cgroup, meanwhile.
+			runtime.PrimeCgroups()
 			sb, err := compile(ctx, cmd)
 			if err != nil {
 				return err

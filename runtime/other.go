@@ -33,5 +33,8 @@ func List(string) ([]Sandbox, error) { return nil, errors.ErrUnsupported }
 // GC is not supported on this OS.
 func GC(string) ([]string, error) { return nil, errors.ErrUnsupported }
 
+// Preheat does nothing on this OS.
+func Preheat() {}
+
 // NewID returns a sandbox id.
 func NewID() string { return "run" }

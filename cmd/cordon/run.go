@@ -38,9 +38,18 @@ func runCommand() *cli.Command {
 				}
 				return err
 			}
-			// The kernel's wait for the sandbox's cgroup, meanwhile.
-			runtime.PrimeCgroups()
+			root := runtime.StateRoot()
+			// While the policy compiles: what crashed runs left goes
+			// (before a new one starts), and the work libcontainer would
+			// wait for later is started (runtime.Preheat).
+			swept := make(chan struct{})
+			go func() {
+				defer close(swept)
+				_, _ = runtime.GC(root)
+			}()
+			runtime.Preheat()
 			sb, err := compile(ctx, cmd)
+			<-swept
 			if err != nil {
 				return err
 			}
@@ -48,9 +57,6 @@ func runCommand() *cli.Command {
 				// The next run finds it (cordon serve).
 				startServe()
 			}
-			root := runtime.StateRoot()
-			// What crashed runs left goes before a new one starts.
-			_, _ = runtime.GC(root)
 			if err := runtime.Prepare(sb.req.Host); err != nil {
 				return err
 			}

@@ -1,14 +1,32 @@
 package runtime
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/runc/libcontainer"
 )
 
-// PrimeCgroups starts, in the background, the wait the kernel makes the
+// Preheat starts, in the background, work a cold run will wait for
+// later: the cgroup lock's grace period (primeCgroups) and libcontainer's
+// JSON encoders. encoding/json builds the encoder of a type the first
+// time it meets it, by reflection; for libcontainer's configs.Config,
+// which Run sends to the sandbox's init and saves in the state, that
+// took about 1 ms of a cold run's critical path. Built now, on the other
+// CPU, while the policy compiles.
+//
+// Only for a run that starts a sandbox itself, soon: a process cannot
+// exit while the write waits in the kernel (a served run's client would
+// be held for the grace period).
+func Preheat() {
+	go func() { _, _ = json.Marshal(&libcontainer.State{}) }()
+	primeCgroups()
+}
+
+// primeCgroups starts, in the background, the wait the kernel makes the
 // first cgroup migration after a quiet spell pay, so that the sandbox's
 // own migration, a few milliseconds later, does not pay it.
 //
@@ -16,7 +34,7 @@ import (
 // (cgroup_threadgroup_rwsem), whose first writer waits for an RCU grace
 // period: 7-9 ms on a 2-CPU VM, the largest single step of a cold run as
 // root. Writers that follow within about a grace period of the last one
-// do not wait. PrimeCgroups writes cordon's own pid into the cgroup it is
+// do not wait. primeCgroups writes cordon's own pid into the cgroup it is
 // already in, which moves nothing, while cordon compiles the policy; when
 // libcontainer then moves the sandbox's first process into the run's
 // cgroups, the grace period is over or nearly so.
@@ -24,7 +42,7 @@ import (
 // It does nothing for a caller that cannot write its own cgroup (no
 // sandbox cgroup will be made for it either), and errors are ignored: it
 // only ever saves time.
-func PrimeCgroups() {
+func primeCgroups() {
 	if os.Geteuid() != 0 {
 		return
 	}

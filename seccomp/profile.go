@@ -269,6 +269,11 @@ func Profile(o Options) (*specs.LinuxSeccomp, error) {
 // users only read it.
 var loadMobyDefault = sync.OnceValues(parseMobyDefault)
 
+// Preload parses the embedded copy of moby's default profile now, so that
+// a Profile soon after finds it parsed: for a process that starts it in
+// the background while it does other work (runtime.Preheat).
+func Preload() { _, _ = loadMobyDefault() }
+
 // parseMobyDefault parses the embedded copy of moby's default profile,
 // strictly, so that a field added upstream is noticed rather than ignored.
 func parseMobyDefault() (*moby.Seccomp, error) {

@@ -7,6 +7,11 @@ need=""
 pkg-config --exists libseccomp 2>/dev/null || need="$need libseccomp-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v gcc >/dev/null 2>&1 || need="$need gcc libc6-dev"
+# cordon is linked statically (Makefile): libc.a and libseccomp.a.
+if command -v gcc >/dev/null 2>&1; then
+	[ -f "$(gcc -print-file-name=libc.a)" ] || need="$need libc6-dev"
+	[ -f "$(gcc -print-file-name=libseccomp.a)" ] || need="$need libseccomp-dev"
+fi
 # The benchmarks and some integration tests compare with bubblewrap; the
 # integration tests run real tools inside the sandbox.
 command -v bwrap >/dev/null 2>&1 || need="$need bubblewrap"

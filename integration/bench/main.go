@@ -311,7 +311,9 @@ func buildRunc(work string) (string, error) {
 		return "", fmt.Errorf("copy runc's module: %v: %s", err, out)
 	}
 	runc := filepath.Join(work, "runc")
-	build := exec.Command("go", "build", "-mod=mod", "-tags", "seccomp", "-o", runc, ".")
+	// Static, as runc's releases are built (and cordon by make build).
+	build := exec.Command("go", "build", "-mod=mod", "-tags", "seccomp,netgo,osusergo",
+		"-ldflags", "-linkmode external -extldflags -static", "-o", runc, ".")
 	build.Dir = mod
 	// The copy's own go.mod rules, not cordon's workspace.
 	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")

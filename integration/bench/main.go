@@ -4,7 +4,7 @@
 // hits every contender alike), and prints medians and ratios. Timings are
 // never asserted: they go to the reader.
 //
-//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200]
+//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200] [-only proxy [-compare OLD]]
 package main
 
 import (
@@ -27,7 +27,20 @@ func main() {
 	cordon := flag.String("cordon", "bin/cordon", "the cordon binary")
 	n := flag.Int("n", 100, "runs per contender")
 	doc := flag.String("doc", "", "rewrite the figures' section of this document (docs/performance.md) with the output")
+	only := flag.String("only", "", "run one part only: proxy (no -doc then)")
+	compare := flag.String("compare", "", "with -only proxy: another cordon binary whose proxy is measured too, interleaved")
 	flag.Parse()
+	if *only != "" {
+		if *only != "proxy" || *doc != "" {
+			fmt.Fprintln(os.Stderr, "bench: -only takes proxy, without -doc")
+			os.Exit(2)
+		}
+		if err := proxyBench(*cordon, *compare, *n); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var out bytes.Buffer
 	restore := func() {}
 	if *doc != "" {
@@ -142,7 +155,7 @@ func run(cordon string, n int) error {
 	if err := bridgeBench(cordon, n); err != nil {
 		return err
 	}
-	if err := proxyBench(cordon, n); err != nil {
+	if err := proxyBench(cordon, "", n); err != nil {
 		return err
 	}
 	return serveBench(cordon, truePath, env, work)

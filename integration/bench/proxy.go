@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -27,13 +28,33 @@ import (
 const transferSize = 256 << 20
 
 // proxyBench measures cordon's proxy; n is the number of connections per
-// contender for the latency figures (transfers: n/10, at least 5).
-func proxyBench(cordon string, n int) error {
-	httpAddr, socksAddr, pid, stop, err := startProxy(cordon)
-	if err != nil {
-		return err
+// contender for the latency figures (transfers: n/10, at least 5). When
+// compare names another cordon binary, its proxy runs too, interleaved with
+// the first, and its rows carry its name: a change measured against the
+// binary before it in one run.
+func proxyBench(cordon, compare string, n int) error {
+	bins := []string{cordon}
+	if compare != "" {
+		bins = append(bins, compare)
 	}
-	defer stop()
+	type proxy struct {
+		label               string // "" for the first binary
+		httpAddr, socksAddr string
+		pid                 int
+	}
+	var proxies []proxy
+	for i, bin := range bins {
+		httpAddr, socksAddr, pid, stop, err := startProxy(bin)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		p := proxy{httpAddr: httpAddr, socksAddr: socksAddr, pid: pid}
+		if i > 0 {
+			p.label = " (" + filepath.Base(bin) + ")"
+		}
+		proxies = append(proxies, p)
+	}
 	bulk, err := serveTCP(func(c net.Conn) { writeN(c, transferSize) })
 	if err != nil {
 		return err
@@ -52,23 +73,28 @@ func proxyBench(cordon string, n int) error {
 
 	type path struct {
 		name string
+		pid  int // the proxy's, 0 for direct
 		open func(target string) (io.Reader, net.Conn, error)
 	}
 	tunnels := []path{
-		{"direct", func(t string) (io.Reader, net.Conn, error) { c, err := net.Dial("tcp", t); return c, c, err }},
-		{"CONNECT tunnel", func(t string) (io.Reader, net.Conn, error) { return dialConnect(httpAddr, t) }},
-		{"SOCKS5 tunnel", func(t string) (io.Reader, net.Conn, error) { return dialSOCKS(socksAddr, t) }},
+		{"direct", 0, func(t string) (io.Reader, net.Conn, error) { c, err := net.Dial("tcp", t); return c, c, err }},
 	}
 	webPaths := []path{
-		{"direct HTTP GET", func(t string) (io.Reader, net.Conn, error) { return get(t, "/") }},
-		{"HTTP GET via proxy", func(t string) (io.Reader, net.Conn, error) { return get(httpAddr, "http://"+t+"/") }},
+		{"direct HTTP GET", 0, func(t string) (io.Reader, net.Conn, error) { return get(t, "/") }},
+	}
+	for _, p := range proxies {
+		tunnels = append(tunnels,
+			path{"CONNECT tunnel" + p.label, p.pid, func(t string) (io.Reader, net.Conn, error) { return dialConnect(p.httpAddr, t) }},
+			path{"SOCKS5 tunnel" + p.label, p.pid, func(t string) (io.Reader, net.Conn, error) { return dialSOCKS(p.socksAddr, t) }})
+		webPaths = append(webPaths,
+			path{"HTTP GET via proxy" + p.label, p.pid, func(t string) (io.Reader, net.Conn, error) { return get(p.httpAddr, "http://"+t+"/") }})
 	}
 
 	runs := max(5, n/10)
 	rates := map[string][]float64{}
 	cpu := map[string]time.Duration{} // the proxy's, during the path's transfers
 	once := func(p path, target string) error {
-		cpu0 := cpuTime(pid)
+		cpu0 := cpuTime(p.pid)
 		start := time.Now()
 		r, c, err := p.open(target)
 		if err != nil {
@@ -80,7 +106,7 @@ func proxyBench(cordon string, n int) error {
 			return fmt.Errorf("%s: read %d of %d bytes: %v", p.name, got, transferSize, err)
 		}
 		rates[p.name] = append(rates[p.name], float64(got)/time.Since(start).Seconds())
-		cpu[p.name] += cpuTime(pid) - cpu0
+		cpu[p.name] += cpuTime(p.pid) - cpu0
 		return nil
 	}
 	for range runs + 1 { // the first round warms up
@@ -124,7 +150,7 @@ func proxyBench(cordon string, n int) error {
 		for _, p := range group {
 			rs := rates[p.name][1:]
 			perGiB := "-"
-			if p.name != group[0].name && cpu[p.name] > 0 {
+			if p.pid != 0 && cpu[p.name] > 0 {
 				perGiB = fmt.Sprintf("%d ms", (cpu[p.name] * (1 << 30) / time.Duration(len(rates[p.name])*transferSize)).Milliseconds())
 			}
 			fmt.Fprintf(w, "%s\t%.2f GB/s\t%.2f GB/s\t%.2fx\t%s\t\n", p.name, medianF(rs)/1e9, minF(rs)/1e9, medianF(rs)/base, perGiB)

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -90,6 +91,22 @@ func proxyBench(cordon, compare string, n int) error {
 			path{"HTTP GET via proxy" + p.label, p.pid, func(t string) (io.Reader, net.Conn, error) { return get(p.httpAddr, "http://"+t+"/") }})
 	}
 
+	// The kernel's sockmap redirect, for the record (root only).
+	bulkPaths := tunnels
+	if relay, err := startSockmapRelay(bulk.Addr().String()); err == nil {
+		defer relay.Close()
+		bulkPaths = append(slices.Clone(tunnels), path{sockmapPath, 0, func(string) (io.Reader, net.Conn, error) {
+			c, err := net.Dial("tcp", relay.Addr())
+			if err != nil {
+				return nil, nil, err
+			}
+			// the relay passes no close on: read what the server sends
+			return io.LimitReader(c, transferSize), c, nil
+		}})
+	} else {
+		fmt.Fprintf(os.Stderr, "bench: no sockmap relay to compare (it needs CAP_BPF and CAP_NET_ADMIN): %v\n", err)
+	}
+
 	runs := max(5, n/10)
 	rates := map[string][]float64{}
 	cpu := map[string]time.Duration{} // the proxy's, during the path's transfers
@@ -110,7 +127,7 @@ func proxyBench(cordon, compare string, n int) error {
 		return nil
 	}
 	for range runs + 1 { // the first round warms up
-		for _, p := range tunnels {
+		for _, p := range bulkPaths {
 			if err := once(p, bulk.Addr().String()); err != nil {
 				return err
 			}
@@ -145,7 +162,7 @@ func proxyBench(cordon, compare string, n int) error {
 	fmt.Printf("\ncordon proxy: throughput of one %d MiB loopback transfer, %d runs each, interleaved\n\n", transferSize>>20, runs)
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "path\tmedian\tworst\tvs direct\tproxy CPU per GiB\t")
-	for _, group := range [][]path{tunnels, webPaths} {
+	for _, group := range [][]path{bulkPaths, webPaths} {
 		base := medianF(rates[group[0].name][1:])
 		for _, p := range group {
 			rs := rates[p.name][1:]
@@ -159,6 +176,10 @@ func proxyBench(cordon, compare string, n int) error {
 	w.Flush()
 	fmt.Println("\nOn loopback a proxied byte crosses two TCP connections instead of one; when the")
 	fmt.Println("machine's CPUs are saturated that, not the copy (spliced in the kernel), sets the ratio.")
+	if len(bulkPaths) > len(tunnels) {
+		fmt.Printf("%q: the bench's own relay through the kernel's sockmap (SK_SKB verdict,\n", sockmapPath)
+		fmt.Println("bpf_sk_redirect_hash), which cordon does not use; its CPU is a kernel worker's, not shown.")
+	}
 	fmt.Printf("\ncordon proxy: dial to first byte of a new connection, %d connections each, interleaved\n\n", n)
 	w = tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "path\tmedian\tp90\tadded\tvs direct\t")
@@ -170,6 +191,9 @@ func proxyBench(cordon, compare string, n int) error {
 	w.Flush()
 	return nil
 }
+
+// sockmapPath names the sockmap relay's row.
+const sockmapPath = "sockmap redirect (not cordon's)"
 
 func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }
 

@@ -4,7 +4,11 @@
 // hits every contender alike), and prints medians and ratios. Timings are
 // never asserted: they go to the reader.
 //
-//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200] [-only proxy [-compare OLD]]
+//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200] [-only proxy|startup [-compare OLD]]
+//
+// -only startup stops after the first table (bare, bubblewrap, cordon
+// cold and warm, runc); with -compare OLD, OLD's cold and warm runs join
+// it (its own daemon and state root), to compare two builds in one run.
 package main
 
 import (
@@ -27,15 +31,21 @@ func main() {
 	cordon := flag.String("cordon", "bin/cordon", "the cordon binary")
 	n := flag.Int("n", 100, "runs per contender")
 	doc := flag.String("doc", "", "rewrite the figures' section of this document (docs/performance.md) with the output")
-	only := flag.String("only", "", "run one part only: proxy (no -doc then)")
-	compare := flag.String("compare", "", "with -only proxy: another cordon binary whose proxy is measured too, interleaved")
+	only := flag.String("only", "", "run one part only: proxy, or startup (the first table) (no -doc then)")
+	compare := flag.String("compare", "", "with -only: another cordon binary measured too, interleaved")
 	flag.Parse()
 	if *only != "" {
-		if *only != "proxy" || *doc != "" {
-			fmt.Fprintln(os.Stderr, "bench: -only takes proxy, without -doc")
+		if (*only != "proxy" && *only != "startup") || *doc != "" {
+			fmt.Fprintln(os.Stderr, "bench: -only takes proxy or startup, without -doc")
 			os.Exit(2)
 		}
-		if err := proxyBench(*cordon, *compare, *n); err != nil {
+		var err error
+		if *only == "proxy" {
+			err = proxyBench(*cordon, *compare, *n)
+		} else {
+			err = run(*cordon, *compare, *n, true)
+		}
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			os.Exit(1)
 		}
@@ -50,7 +60,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	err := run(*cordon, *n)
+	err := run(*cordon, "", *n, false)
 	restore()
 	if err == nil && *doc != "" {
 		err = writeDoc(*doc, "make bench", out.Bytes())
@@ -72,10 +82,15 @@ type contender struct {
 	rss  []int64 // KiB, peak of the process we started
 }
 
-func run(cordon string, n int) error {
+func run(cordon, baseline string, n int, startupOnly bool) error {
 	cordon, err := filepath.Abs(cordon)
 	if err != nil {
 		return err
+	}
+	if baseline != "" {
+		if baseline, err = filepath.Abs(baseline); err != nil {
+			return err
+		}
 	}
 	work, err := os.MkdirTemp("", "cordon-bench-")
 	if err != nil {
@@ -121,6 +136,28 @@ func run(cordon string, n int) error {
 		return err
 	}
 	cs = append(cs, warm)
+	if baseline != "" {
+		// The same home; a state root, and so a daemon, of its own.
+		broot := filepath.Join(work, "state-baseline")
+		if err := os.Mkdir(broot, 0o700); err != nil {
+			return err
+		}
+		benv := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "CORDON_STATE_ROOT=") })
+		benv = append(benv, "CORDON_STATE_ROOT="+broot)
+		cs = append(cs, &contender{name: "baseline", dir: ws, argv: []string{baseline, "run", "--", truePath},
+			env: append(slices.Clone(benv), "CORDON_SERVE=0")})
+		bd, err := startDaemon(baseline, benv, broot, 4)
+		if err != nil {
+			return fmt.Errorf("baseline cordon serve: %w", err)
+		}
+		defer bd.stop()
+		bwarm := &contender{name: "baseline (warm, serve)", dir: ws, argv: []string{baseline, "run", "--", truePath},
+			env: append(slices.Clone(benv), "CORDON_SERVE=1")}
+		if err := checkWarm(bwarm); err != nil {
+			return err
+		}
+		cs = append(cs, bwarm)
+	}
 	if runc, bundle, err := prepareRunc(cordon, work, ws, truePath); err == nil {
 		cs = append(cs, &contender{name: "runc (cordon's spec)", dir: bundle,
 			argv: []string{runc, "--root", filepath.Join(work, "runc-state"), "run", "--bundle", bundle, "bench"}})
@@ -149,6 +186,9 @@ func run(cordon string, n int) error {
 	pool := d.stop()
 	report(cs, n)
 	fmt.Printf("the warm runs' pool: %s\n", pool)
+	if startupOnly {
+		return nil
+	}
 	if err := hookBench(cordon, n); err != nil {
 		return err
 	}
@@ -242,6 +282,11 @@ func report(cs []*contender, n int) {
 	ratio("cordon (warm, serve)", "bubblewrap", "at most 1.0x")
 	ratio("cordon (warm, serve)", "cordon", "")
 	ratio("cordon", "bare", "")
+	if byName["baseline"] != nil {
+		ratio("cordon (warm, serve)", "baseline (warm, serve)", "")
+		ratio("baseline (warm, serve)", "bubblewrap", "")
+		ratio("cordon", "baseline", "")
+	}
 	if c, r := byName["cordon"], byName["runc (cordon's spec)"]; c != nil && r != nil {
 		fmt.Printf("peak RSS: cordon %d KiB, runc %d KiB (goal: cordon's at most runc's)\n", median(c.rss), median(r.rss))
 	}

@@ -159,11 +159,18 @@ func (s *Server) handle(ctx context.Context, c *net.UnixConn) {
 		_, _ = c.Write(Line(Error{TypeError, 125, "bad request: " + err.Error()}))
 		return
 	}
-	defer func() {
-		for _, f := range stdio {
-			f.Close()
+	// The client's descriptors go as soon as the answer is written: a
+	// caller that reads the command's output to its end waits for every
+	// copy to close, and the sandbox's destruction comes after.
+	closeStdio := func() {
+		for i, f := range stdio {
+			if f != nil {
+				f.Close()
+				stdio[i] = nil
+			}
 		}
-	}()
+	}
+	defer closeStdio()
 	if req.Binary != "" && req.Binary != s.Binary {
 		_, _ = c.Write(Line(Fallback{TypeFallback, "the daemon runs another cordon binary"}))
 		return
@@ -192,6 +199,7 @@ func (s *Server) handle(ctx context.Context, c *net.UnixConn) {
 	fail := func(err error) {
 		fmt.Fprintf(stdio[2], "cordon: %v\n", err)
 		write(Error{TypeError, 125, err.Error()})
+		closeStdio()
 	}
 
 	r, err := s.Compile(ctx, req, stdio)
@@ -241,6 +249,7 @@ func (s *Server) handle(ctx context.Context, c *net.UnixConn) {
 	ns := notes
 	mu.Unlock()
 	write(Exit{TypeExit, status, ns})
+	closeStdio()
 }
 
 // sandbox returns the sandbox for a run, from the pool or made for it,

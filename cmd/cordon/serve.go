@@ -263,7 +263,8 @@ func startServe() {
 // the command line as cordon run would, from the same settings, and a
 // sandbox made for another spec is never used.
 func runServed(ctx context.Context, cmd *cli.Command) (status int, ok bool, err error) {
-	if serve.Disabled() || cmd.Bool("detach") || detachedID() != "" {
+	// The C client (serve/client.c) asked already: the daemon declined.
+	if serve.Disabled() || serve.DeclinedEarly() || cmd.Bool("detach") || detachedID() != "" {
 		return 0, false, nil
 	}
 	// A terminal is a cold run's: the daemon's sandboxes have none.

@@ -46,21 +46,33 @@ func matchAny(patterns []string, name string) bool {
 }
 
 // matchName is path.Match(pattern, name) without its cost for the
-// patterns the settings hold — NAME, *SUFFIX, PREFIX* — which every run
+// patterns the settings hold — NAME, *SUFFIX, PREFIX*, *PART* — which every run
 // checks every variable against.
 func matchName(pattern, name string) bool {
-	const meta = `*?[\`
 	// path.Match's * stops at a slash.
-	if pattern != "" && !strings.Contains(name, "/") {
+	if pattern != "" && strings.IndexByte(name, '/') < 0 {
 		switch n := len(pattern); {
-		case !strings.ContainsAny(pattern, meta):
+		case !hasMeta(pattern):
 			return pattern == name
-		case pattern[0] == '*' && !strings.ContainsAny(pattern[1:], meta):
+		case pattern[0] == '*' && !hasMeta(pattern[1:]):
 			return strings.HasSuffix(name, pattern[1:])
-		case pattern[n-1] == '*' && !strings.ContainsAny(pattern[:n-1], meta):
+		case pattern[n-1] == '*' && !hasMeta(pattern[:n-1]):
 			return strings.HasPrefix(name, pattern[:n-1])
+		case n >= 2 && pattern[0] == '*' && pattern[n-1] == '*' && !hasMeta(pattern[1:n-1]):
+			return strings.Contains(name, pattern[1:n-1])
 		}
 	}
 	ok, err := path.Match(pattern, name)
 	return err == nil && ok
+}
+
+// hasMeta reports whether s holds one of path.Match's special bytes.
+func hasMeta(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', '\\':
+			return true
+		}
+	}
+	return false
 }

@@ -68,6 +68,35 @@ type Flags struct {
 // file:line:col, and no Policy: nothing may run on a policy that could not
 // be read.
 func Load(o LoadOptions) (*Policy, error) {
+	in, err := discover(o)
+	if err != nil {
+		return nil, err
+	}
+	return in.load()
+}
+
+// candidate is a settings file Load looks for.
+type candidate struct {
+	path   string
+	scope  Scope
+	format format
+	base   string
+}
+
+// inputs are everything a Load reads: the options, every candidate
+// settings file with what reading it gave, and the workspace's real path.
+type inputs struct {
+	o     LoadOptions
+	cands []candidate
+	// data and errs are what reading each candidate gave.
+	data [][]byte
+	errs []error
+	// real is the workspace with its symlinks resolved (for trust).
+	real string
+}
+
+// discover finds the candidate settings files for o and reads them.
+func discover(o LoadOptions) (*inputs, error) {
 	if !filepath.IsAbs(o.Workspace) || !filepath.IsAbs(o.Home) || !filepath.IsAbs(o.Cwd) {
 		return nil, fmt.Errorf("%w: workspace, cwd and home must be absolute", ErrSettings)
 	}
@@ -80,12 +109,6 @@ func Load(o LoadOptions) (*Policy, error) {
 		managed = DefaultManagedFiles
 	}
 
-	type candidate struct {
-		path   string
-		scope  Scope
-		format format
-		base   string
-	}
 	ws := o.Workspace
 	cands := []candidate{
 		{filepath.Join(o.Home, ".srt-settings.json"), ScopeUser, formatSRT, ""},
@@ -109,19 +132,33 @@ func Load(o LoadOptions) (*Policy, error) {
 	if o.NoDiscovery {
 		cands = slices.DeleteFunc(cands, func(c candidate) bool { return c.scope != ScopeFlag })
 	}
+	in := &inputs{o: o, cands: cands, data: make([][]byte, len(cands)), errs: make([]error, len(cands)), real: ws}
+	fsys := o.FS
+	if fsys == nil {
+		fsys = os.DirFS("/")
+	}
+	for i, c := range cands {
+		in.data[i], in.errs[i] = fs.ReadFile(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"))
+	}
+	if o.FS == nil {
+		if r, err := filepath.EvalSymlinks(ws); err == nil {
+			in.real = r
+		}
+	}
+	return in, nil
+}
 
+// load checks and merges what discover read.
+func (in *inputs) load() (*Policy, error) {
+	o, cands, ws := in.o, in.cands, in.o.Workspace
 	def, err := readLayer(defaultSettingsName, defaultSettings, ScopeDefault, formatCordon, o, "/")
 	if err != nil {
 		return nil, fmt.Errorf("embedded default settings: %w", err)
 	}
 	layers := []*layer{def}
 	rep := &Report{}
-	fsys := o.FS
-	if fsys == nil {
-		fsys = os.DirFS("/")
-	}
-	for _, c := range cands {
-		data, err := fs.ReadFile(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"))
+	for i, c := range cands {
+		data, err := in.data[i], in.errs[i]
 		if errors.Is(err, fs.ErrNotExist) && c.scope != ScopeFlag {
 			continue
 		}
@@ -146,13 +183,7 @@ func Load(o LoadOptions) (*Policy, error) {
 	}
 	layers = slices.Insert(layers, i, flags)
 
-	real := ws
-	if o.FS == nil {
-		if r, err := filepath.EvalSymlinks(ws); err == nil {
-			real = r
-		}
-	}
-	trusted := isTrusted([]string{ws, real}, layers)
+	trusted := isTrusted([]string{ws, in.real}, layers)
 	for i := range rep.Files {
 		rep.Files[i].Trusted = trusted || (rep.Files[i].Scope != ScopeProject.String() && rep.Files[i].Scope != ScopeLocal.String())
 	}

@@ -73,6 +73,8 @@ type invocation struct {
 	// warnings go to stderr.
 	stdin, stdout *os.File
 	stderr        io.Writer
+	// policies, when set, loads the policy (cordon serve's cache).
+	policies *policy.Cache
 }
 
 // here is this process's invocation.
@@ -122,7 +124,11 @@ func loadPolicyFor(cmd *cli.Command, inv invocation) (*policy.Policy, error) {
 	if home == "" {
 		return nil, fmt.Errorf("home directory: $HOME is not defined")
 	}
-	return policy.Load(policy.LoadOptions{
+	load := policy.Load
+	if inv.policies != nil {
+		load = inv.policies.Load
+	}
+	return load(policy.LoadOptions{
 		Workspace:  workspace,
 		Cwd:        cwd,
 		Home:       home,

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/runtime"
 	"cordon.dev/cordon/serve"
 )
@@ -60,7 +61,7 @@ func serveCommand() *cli.Command {
 			ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			defer stop()
 			s := &serve.Server{
-				Compile: compileRequest,
+				Compile: compiler(policy.NewCache(policyCacheSize)),
 				Pool:    int(cmd.Int("pool")),
 				Idle:    cmd.Duration("idle"),
 				Root:    root,
@@ -158,9 +159,23 @@ func binaryID() string {
 	return id
 }
 
+// policyCacheSize is how many policies (workspaces, settings, flags)
+// cordon serve keeps loaded.
+const policyCacheSize = 64
+
+// compiler compiles clients' command lines as cordon run compiles its
+// own, in the client's working directory and environment, with the
+// policies loaded through policies (every settings file is still read for
+// every command: an edit takes effect on the next one).
+func compiler(policies *policy.Cache) serve.Compiler {
+	return func(ctx context.Context, req *serve.Request, stdio [3]*os.File) (*serve.Run, error) {
+		return compileRequest(ctx, req, stdio, policies)
+	}
+}
+
 // compileRequest compiles a client's command line as cordon run compiles
 // its own, in the client's working directory and environment.
-func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File) (*serve.Run, error) {
+func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File, policies *policy.Cache) (*serve.Run, error) {
 	for _, kv := range req.Env {
 		if len(kv) > len(detachedEnv) && kv[:len(detachedEnv)+1] == detachedEnv+"=" {
 			return nil, &serve.Declined{Reason: "a detached run's own process"}
@@ -184,7 +199,7 @@ func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File) 
 	if parsed.Bool("detach") {
 		return nil, &serve.Declined{Reason: "--detach"}
 	}
-	inv := invocation{cwd: req.Cwd, env: req.Env, stdin: stdio[0], stdout: stdio[1], stderr: stdio[2]}
+	inv := invocation{cwd: req.Cwd, env: req.Env, stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], policies: policies}
 	sb, err := compileFor(ctx, parsed, inv, runtime.NewID())
 	if err != nil {
 		return nil, err

@@ -217,6 +217,35 @@ func TestServe(t *testing.T) {
 				t.Errorf("serve turned off in the settings: want a cold run:\n%s", r)
 			}
 		})
+		t.Run("a settings edit of the same size and time takes effect", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			sb.serve()
+			// Two files; the settings hide one, then the other: the edit
+			// keeps the file's size and modification time.
+			a, b := filepath.Join(sb.home, "a.txt"), filepath.Join(sb.home, "b.txt")
+			for _, f := range []string{a, b} {
+				must(t, os.WriteFile(f, []byte("readable\n"), 0o644))
+			}
+			sb.chown()
+			hide := func(p string) string { return `{"cordon": {"serve": true}, "filesystem": {"denyRead": ["` + p + `"]}}` }
+			read := runSpec{args: []string{"sh", "-c", whoRuns + "; cat " + a + " >/dev/null && echo a; cat " + b + " >/dev/null && echo b; true"}}
+			sb.settings(hide(a))
+			if r := sb.run(read); r.code != 0 || r.stdout != "warm\nb\n" {
+				t.Fatalf("a hidden: want only b read, warm:\n%s", r)
+			}
+			settings := filepath.Join(sb.home, ".config", "cordon", "settings.json")
+			fi, err := os.Stat(settings)
+			must(t, err)
+			sb.settings(hide(b))
+			must(t, os.Chtimes(settings, fi.ModTime(), fi.ModTime()))
+			if now, err := os.Stat(settings); err != nil || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+				t.Fatalf("the edit changed the file's size or time: %v", err)
+			}
+			if r := sb.run(read); r.code != 0 || r.stdout != "warm\na\n" {
+				t.Errorf("b hidden by an edit of the same size and time: want only a read, warm:\n%s", r)
+			}
+		})
 		t.Run("no daemon, a cold run", func(t *testing.T) {
 			t.Parallel()
 			sb := newServeBox(t, c)

@@ -32,6 +32,7 @@ func runCommand() *cli.Command {
 			if cmd.Bool("detach") && id == "" {
 				return detach(cmd)
 			}
+			runtime.Trace("run")
 			if status, ok, err := runServed(ctx, cmd); ok {
 				if err == nil && status != 0 {
 					err = exitStatus(status)
@@ -49,7 +50,9 @@ func runCommand() *cli.Command {
 			}()
 			runtime.Preheat()
 			sb, err := compile(ctx, cmd)
+			runtime.Trace("compiled")
 			<-swept
+			runtime.Trace("swept")
 			if err != nil {
 				return err
 			}
@@ -60,6 +63,7 @@ func runCommand() *cli.Command {
 			if err := runtime.Prepare(sb.req.Host); err != nil {
 				return err
 			}
+			runtime.Trace("prepared")
 			rep := newRunReport(sb)
 			out, errOut := os.Stdout, os.Stderr
 			var started func()
@@ -73,7 +77,9 @@ func runCommand() *cli.Command {
 			o := runOptions(cmd, sb, rep, os.Stdin, out, errOut, stderr)
 			o.Root, o.Started = root, started
 			status, err := runtime.Run(ctx, sb.spec, o)
+			runtime.Trace("ran")
 			rep.done(ctx, sb.policy, status, err)
+			runtime.Trace("reported")
 			if logged != nil {
 				logged(status, err)
 			}

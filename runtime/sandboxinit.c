@@ -39,10 +39,14 @@
  * executed, 125 when the init itself fails.
  *
  * With --command-fd the sandbox is made ahead of its command (cordon
- * serve's pool): the init does what it can without the command, then waits
- * on the unix socket C for it (see receive_command) and goes on exactly as
- * if it had been given on its command line, in the working directory and
- * with the standard descriptors it came with.
+ * serve's pool): everything that does not need the command is done before
+ * it comes. The init makes the command's process and confines itself; that
+ * process takes its user namespace, Landlock rules and seccomp program
+ * (handing the listener to cordon), then waits on the unix socket C for the
+ * command (see receive_command) and executes it exactly as if it had been
+ * given on the command line, in the working directory and with the standard
+ * descriptors it came with. It says its own failures on that stderr from
+ * then on: the init's is not the command's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -219,9 +223,22 @@ struct report {
 	char what[64];
 };
 
+/* The command of a pooled sandbox's child, once it has it: from then on
+ * the child says its own failures on the command's stderr (the init's is
+ * not the command's). */
+static const char *child_command;
+
 static void report_and_exit(int fd, const char *what)
 {
 	struct report r = { .err = errno };
+	if (child_command) {
+		if (strcmp(what, "exec") != 0)
+			fprintf(stderr, "cordon: %s: %s\n", what, strerror(r.err));
+		else if (r.err == ENOENT && !strchr(child_command, '/'))
+			fprintf(stderr, "cordon: %s: command not found\n", child_command);
+		else
+			fprintf(stderr, "cordon: %s: %s\n", child_command, strerror(r.err));
+	}
 	strncpy(r.what, what, sizeof(r.what) - 1);
 	if (write(fd, &r, sizeof(r)) < 0) {
 		/* nothing left to tell */
@@ -608,11 +625,14 @@ static int close_range_cloexec(int first)
 	return 0;
 }
 
+static int receive_command(struct options *o, char ***envp, const char **what);
+
 static void child(const struct options *o, const struct program *prog, const struct landlock_rules *ll,
 		  char **envp, int report_fd, int go_fd, int foreground)
 {
 	sigset_t none;
 	char map[64];
+	struct options commanded;
 
 	if (o->uid >= 0) {
 		/* This process made the namespace with CAP_SETFCAP in effect,
@@ -678,6 +698,17 @@ static void child(const struct options *o, const struct program *prog, const str
 	}
 	if (o->notify_fd >= 0)
 		close(o->notify_fd);
+	if (o->command_fd >= 0) {
+		/* A pooled sandbox: all of the above is done before its
+		 * command comes, and the command comes to a process confined
+		 * already. */
+		const char *what = "";
+		commanded = *o;
+		if (receive_command(&commanded, &envp, &what) < 0)
+			report_and_exit(report_fd, what);
+		o = &commanded;
+		child_command = o->argv[0];
+	}
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	sigemptyset(&none);
@@ -1022,13 +1053,8 @@ static int sandbox_init(int argc, char **argv, char **envp)
 			}
 		}
 	}
-	if (o.command_fd >= 0) {
-		const char *what = "";
-		if (receive_command(&o, &envp, &what) < 0) {
-			fail(what, errno);
-			return 125;
-		}
-	}
+	/* With --command-fd, the child receives the command (see child):
+	 * it is made, confined, and waits for its command before any comes. */
 
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
@@ -1058,6 +1084,8 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	close(go[0]);
 	if (o.notify_fd >= 0)
 		close(o.notify_fd);
+	if (o.command_fd >= 0)
+		close(o.command_fd);
 	/* The capability that made the command's namespace is not needed
 	 * any more. */
 	if (drop_capabilities() < 0) {
@@ -1087,6 +1115,13 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	if (n == sizeof(r)) {
 		waitpid(pid, NULL, 0);
 		r.what[sizeof(r.what) - 1] = 0;
+		if (o.command_fd >= 0) {
+			/* The child said why, where it could. */
+			if (strcmp(r.what, "exec") == 0)
+				return r.err == ENOENT ? 127 : 126;
+			fail(r.what, r.err);
+			return 125;
+		}
 		if (strcmp(r.what, "exec") == 0) {
 			if (r.err == ENOENT && !strchr(o.argv[0], '/')) {
 				fprintf(stderr, "cordon: %s: command not found\n", o.argv[0]);

@@ -186,6 +186,25 @@ func TestServe(t *testing.T) {
 					t.Errorf("%s: want exit %d and stdout %q, warm and cold:\nwarm: %s\ncold: %s", tc.name, tc.code, tc.stdout, warm, cold)
 				}
 			}
+			// A command that cannot be executed: the status and the
+			// message of a cold run (the pooled sandbox's command process
+			// says them itself).
+			for _, tc := range []struct {
+				args []string
+				code int
+				msg  string
+			}{
+				{[]string{"cordon-it-no-such-command"}, 127, "cordon: cordon-it-no-such-command: command not found"},
+				{[]string{"/no/such/command"}, 127, "cordon: /no/such/command: no such file or directory"},
+				{[]string{"/etc/passwd"}, 126, "cordon: /etc/passwd: permission denied"},
+			} {
+				for _, mode := range []string{"1", "0"} {
+					r := sb.run(runSpec{env: []string{"CORDON_SERVE=" + mode}, args: tc.args})
+					if r.code != tc.code || !strings.Contains(strings.ToLower(r.stderr), tc.msg) {
+						t.Errorf("CORDON_SERVE=%s %q: want exit %d and %q:\n%s", mode, tc.args, tc.code, tc.msg, r)
+					}
+				}
+			}
 			// A signal to cordon run reaches the command.
 			r := sb.start(runSpec{env: []string{sb.stateEnv}, args: []string{"sh", "-c",
 				whoRuns + `; trap 'echo got TERM; exit 5' TERM; echo ready; while :; do sleep 0.05; done`}})

@@ -126,23 +126,28 @@ func (l *lockedBuffer) String() string {
 }
 
 // pooled counts the daemon's sandboxes that wait for a command: their
-// inits' command lines end in "--command-fd=N --".
+// inits' command lines end in "--command-fd=N --", and so do those of the
+// children they made ready for the command (forked, not executed); rssKiB
+// is both's.
 func (d *daemon) pooled() (n int, rssKiB int64) {
+	waiting := func(pid int) bool {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		return len(args) >= 3 && args[len(args)-1] == "--" && strings.HasPrefix(args[len(args)-2], "--command-fd=")
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || !waiting(pid) {
 			continue
 		}
-		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
-		if len(args) < 3 || args[len(args)-1] != "--" || !strings.HasPrefix(args[len(args)-2], "--command-fd=") {
+		ppid := ppidOf(pid)
+		if ppid == 0 {
 			continue
 		}
-		if ppidOf(pid) == 0 {
-			continue
+		if !waiting(ppid) {
+			n++
 		}
-		n++
 		rssKiB += statusKiB(pid, "VmRSS")
 	}
 	return n, rssKiB
@@ -212,7 +217,7 @@ func serveBench(cordon, truePath string, env []string, work string) error {
 	fmt.Printf("\ncordon serve --pool 4, idle with %d sandboxes ready\n\n", n)
 	fmt.Printf("  daemon RSS %d KiB (anonymous %d KiB, file %d KiB, shared memory %d KiB: its sealed binary); goal: under 40 MB\n",
 		statusKiB(pid, "VmRSS"), statusKiB(pid, "RssAnon"), statusKiB(pid, "RssFile"), statusKiB(pid, "RssShmem"))
-	fmt.Printf("  the %d waiting sandboxes' inits: %d KiB RSS in all\n", n, poolRSS)
+	fmt.Printf("  the %d waiting sandboxes' inits and their commands' ready processes: %d KiB RSS in all\n", n, poolRSS)
 
 	const total, parallel = 200, 16
 	var mu sync.Mutex

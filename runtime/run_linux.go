@@ -134,6 +134,9 @@ type sandbox struct {
 	reported int
 	// pooled: the sandbox was made before its command (see Pooled).
 	pooled bool
+	// cgroupPaths are a pooled sandbox's cgroup directories, read while
+	// it waited (usage reads them).
+	cgroupPaths map[string]string
 }
 
 // newSandbox creates the sandbox for s (libcontainer's create) and
@@ -367,7 +370,7 @@ func (sb *sandbox) wait(ctx context.Context, sigs <-chan os.Signal, term *termin
 				return status, err
 			}
 			sb.tr.mark("drained")
-			u := usage(container, w.state, time.Since(sb.started))
+			u := usage(container, sb.cgroupPaths, w.state, time.Since(sb.started))
 			sb.tr.mark("usage")
 			switch {
 			case timedOut:

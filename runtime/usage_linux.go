@@ -12,8 +12,10 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 )
 
-// usage reads the sandbox's cgroup before it is destroyed.
-func usage(c *libcontainer.Container, st *os.ProcessState, wall time.Duration) Usage {
+// usage reads the sandbox's cgroup before it is destroyed. paths are its
+// cgroup directories by controller, when known already (a pooled
+// sandbox's, read while it waited); nil has them read from c.
+func usage(c *libcontainer.Container, paths map[string]string, st *os.ProcessState, wall time.Duration) Usage {
 	u := Usage{Wall: wall}
 	if st != nil {
 		u.User, u.System = st.UserTime(), st.SystemTime()
@@ -21,11 +23,14 @@ func usage(c *libcontainer.Container, st *os.ProcessState, wall time.Duration) U
 			u.PeakMemory = ru.Maxrss * 1024
 		}
 	}
-	state, err := c.State()
-	if err != nil {
-		return u
+	if paths == nil {
+		state, err := c.State()
+		if err != nil {
+			return u
+		}
+		paths = state.CgroupPaths
 	}
-	if dir := state.CgroupPaths["memory"]; dir != "" {
+	if dir := paths["memory"]; dir != "" {
 		if peak := readInt(filepath.Join(dir, "memory.max_usage_in_bytes")); peak > 0 {
 			u.PeakMemory, u.FromCgroup = peak, true
 		} else if peak := readInt(filepath.Join(dir, "memory.peak")); peak > 0 {
@@ -38,10 +43,10 @@ func usage(c *libcontainer.Container, st *os.ProcessState, wall time.Duration) U
 			u.MemoryLimit = lim
 		}
 	}
-	if dir := state.CgroupPaths["pids"]; dir != "" {
+	if dir := paths["pids"]; dir != "" {
 		u.Pids = readInt(filepath.Join(dir, "pids.peak"))
 	}
-	if dir := state.CgroupPaths["cpuacct"]; dir != "" {
+	if dir := paths["cpuacct"]; dir != "" {
 		if user, sys := readKey(filepath.Join(dir, "cpuacct.stat"), "user"), readKey(filepath.Join(dir, "cpuacct.stat"), "system"); user+sys > 0 {
 			// USER_HZ ticks.
 			u.User, u.System = time.Duration(user)*10*time.Millisecond, time.Duration(sys)*10*time.Millisecond

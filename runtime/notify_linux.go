@@ -272,11 +272,22 @@ func (sv *supervisor) close() {
 	}
 	sv.sock.Close()
 	unix.Close(sv.stop)
+}
+
+// drop lets go of the sandbox's root and mount namespace, after close.
+// The last hold on a namespace whose processes are gone frees every mount
+// in it (some 0.2 ms for a sandbox's ~95): the sandbox's release does
+// it, after its report.
+func (sv *supervisor) drop() {
+	if sv == nil {
+		return
+	}
 	for _, fd := range []int{sv.root, sv.mntns} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
 	}
+	sv.root, sv.mntns = -1, -1
 }
 
 // command is pid's command line, read the first time pid is seen (it may

@@ -243,6 +243,10 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 	var svChild *os.File
 	if sb.sv != nil {
 		sb.undo = append(sb.undo, sb.sv.close)
+		// Its hold on the mount namespace goes with the sandbox, after
+		// the report (see supervisor.drop).
+		sb.undo = slices.Insert(sb.undo, sb.reported, sb.sv.drop)
+		sb.reported++
 		svChild = sb.sv.child
 	}
 	if sb.br, err = newBridge(s, o.Proxy, sb.record.rec); err != nil {

@@ -49,16 +49,41 @@ type Check struct {
 
 // Recorder is a file system that remembers the identity of every file the
 // first time it looks at it (the identity the plan resolved against), for
-// Checks. Plan and Protect given one record through it.
+// Checks. Plan and Protect given one record through it. It answers Lstat
+// and Stat of a name from what it saw the first time too: a plan resolves
+// the same directories for every rule (the workspace's ancestors some 30
+// times each), and it is made against one view of the file system.
 type Recorder struct {
-	fsys fs.FS
-	mu   sync.Mutex
-	seen map[string]Identity
+	fsys  fs.FS
+	mu    sync.Mutex
+	seen  map[string]Identity
+	lstat map[string]statResult
+	stat  map[string]statResult
+}
+
+type statResult struct {
+	fi  fs.FileInfo
+	err error
 }
 
 // NewRecorder returns a Recorder over fsys (rooted at "/").
 func NewRecorder(fsys fs.FS) *Recorder {
-	return &Recorder{fsys: fsys, seen: map[string]Identity{}}
+	return &Recorder{fsys: fsys, seen: map[string]Identity{}, lstat: map[string]statResult{}, stat: map[string]statResult{}}
+}
+
+// memo returns what f gave for name the first time.
+func (r *Recorder) memo(m map[string]statResult, name string, f func() (fs.FileInfo, error)) (fs.FileInfo, error) {
+	r.mu.Lock()
+	res, ok := m[name]
+	r.mu.Unlock()
+	if ok {
+		return res.fi, res.err
+	}
+	fi, err := f()
+	r.mu.Lock()
+	m[name] = statResult{fi, err}
+	r.mu.Unlock()
+	return fi, err
 }
 
 // Identity returns the identity the absolute path p had when it was first
@@ -87,11 +112,13 @@ func (r *Recorder) Open(name string) (fs.File, error) { return r.fsys.Open(name)
 
 // Lstat implements fs.ReadLinkFS.
 func (r *Recorder) Lstat(name string) (fs.FileInfo, error) {
-	fi, err := fs.Lstat(r.fsys, name)
-	if err == nil && fi.Mode()&fs.ModeSymlink == 0 {
-		r.note(name, fi)
-	}
-	return fi, err
+	return r.memo(r.lstat, name, func() (fs.FileInfo, error) {
+		fi, err := fs.Lstat(r.fsys, name)
+		if err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			r.note(name, fi)
+		}
+		return fi, err
+	})
 }
 
 // ReadLink implements fs.ReadLinkFS.
@@ -100,11 +127,13 @@ func (r *Recorder) ReadLink(name string) (string, error) { return fs.ReadLink(r.
 // Stat implements fs.StatFS. Resolve stats only paths it has resolved,
 // which hold no symlink.
 func (r *Recorder) Stat(name string) (fs.FileInfo, error) {
-	fi, err := fs.Stat(r.fsys, name)
-	if err == nil {
-		r.note(name, fi)
-	}
-	return fi, err
+	return r.memo(r.stat, name, func() (fs.FileInfo, error) {
+		fi, err := fs.Stat(r.fsys, name)
+		if err == nil {
+			r.note(name, fi)
+		}
+		return fi, err
+	})
 }
 
 // ReadDir implements fs.ReadDirFS.

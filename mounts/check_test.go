@@ -103,3 +103,57 @@ func TestProtectLinks(t *testing.T) {
 		t.Errorf("scrub (-want +got):\n%s", diff)
 	}
 }
+
+// countingFS counts the lookups that reach a file system.
+type countingFS struct {
+	fstest.MapFS
+	lstats, stats map[string]int
+}
+
+func (c *countingFS) Lstat(name string) (fs.FileInfo, error) {
+	c.lstats[name]++
+	return c.MapFS.Lstat(name)
+}
+
+func (c *countingFS) Stat(name string) (fs.FileInfo, error) {
+	c.stats[name]++
+	return c.MapFS.Stat(name)
+}
+
+// TestRecorderMemo: a Recorder looks a name up once, and answers from that
+// first look after the file system changed (one view per plan), errors
+// included.
+func TestRecorderMemo(t *testing.T) {
+	host := fstest.MapFS{"a": &fstest.MapFile{Mode: fs.ModeDir | 0o755, Sys: Identity{Dev: 1, Ino: 1}}}
+	c := &countingFS{MapFS: host, lstats: map[string]int{}, stats: map[string]int{}}
+	r := NewRecorder(c)
+	for range 3 {
+		if fi, err := r.Lstat("a"); err != nil || !fi.IsDir() {
+			t.Fatalf("Lstat(a): %v, %v", fi, err)
+		}
+		if _, err := r.Stat("a"); err != nil {
+			t.Fatalf("Stat(a): %v", err)
+		}
+		if _, err := r.Lstat("b"); err == nil {
+			t.Fatal("Lstat(b): want an error")
+		}
+	}
+	host["b"] = &fstest.MapFile{Data: []byte("late")}
+	host["a"] = &fstest.MapFile{Data: []byte("now a file")}
+	if fi, err := r.Lstat("a"); err != nil || !fi.IsDir() {
+		t.Errorf("Lstat(a) after a change: %v, %v; want the first answer", fi, err)
+	}
+	if _, err := r.Lstat("b"); err == nil {
+		t.Error("Lstat(b) after it appeared: want the first answer, an error")
+	}
+	want := map[string]int{"a": 1, "b": 1}
+	if diff := cmp.Diff(want, c.lstats); diff != "" {
+		t.Errorf("Lstat lookups (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"a": 1}, c.stats); diff != "" {
+		t.Errorf("Stat lookups (-want +got):\n%s", diff)
+	}
+	if id, ok := r.Identity("/a"); !ok || id != (Identity{Dev: 1, Ino: 1}) {
+		t.Errorf("Identity(/a) = %v, %v", id, ok)
+	}
+}

@@ -217,6 +217,42 @@ func TestServe(t *testing.T) {
 				t.Errorf("SIGTERM to cordon run: want the command's trap and exit 5:\n%s", res)
 			}
 		})
+		t.Run("job control and an untrapped signal", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			sb.serve()
+			// SIGTSTP stops the command, then cordon run; SIGCONT resumes
+			// both, as in a cold run.
+			r := sb.start(runSpec{env: []string{sb.stateEnv}, args: []string{"sh", "-c",
+				whoRuns + `; i=0; while [ $i -lt 60 ]; do echo "tick $i"; i=$((i+1)); sleep 0.05; done; echo done`}})
+			r.waitStdout("tick 2\n")
+			if !strings.HasPrefix(r.stdout.String(), "warm\n") {
+				t.Fatalf("the command did not run warm: %q", r.stdout.String())
+			}
+			must(t, r.cmd.Process.Signal(syscall.SIGTSTP))
+			waitState(t, r.cmd.Process.Pid, 'T')
+			// Stopped: nothing more comes while it is.
+			time.Sleep(200 * time.Millisecond)
+			before := r.stdout.String()
+			time.Sleep(300 * time.Millisecond)
+			if after := r.stdout.String(); after != before {
+				t.Errorf("the command went on while cordon run was stopped: %q, then %q", before, after)
+			}
+			must(t, r.cmd.Process.Signal(syscall.SIGCONT))
+			if res := r.waitFor(20 * time.Second); res.code != 0 || !strings.HasSuffix(res.stdout, "tick 59\ndone\n") {
+				t.Errorf("after SIGCONT: want the command to finish, exit 0:\n%s", res)
+			}
+			// An untrapped SIGINT ends the command: 128+2.
+			r = sb.start(runSpec{env: []string{sb.stateEnv}, args: []string{"sh", "-c", whoRuns + "; echo ready; exec sleep " + uniqueSleep(300)}})
+			r.waitStdout("ready\n")
+			if !strings.HasPrefix(r.stdout.String(), "warm\n") {
+				t.Fatalf("the command did not run warm: %q", r.stdout.String())
+			}
+			must(t, r.cmd.Process.Signal(syscall.SIGINT))
+			if res := r.waitFor(10 * time.Second); res.code != 130 {
+				t.Errorf("SIGINT: want exit 130:\n%s", res)
+			}
+		})
 		t.Run("settings take effect on the next command", func(t *testing.T) {
 			t.Parallel()
 			sb := newServeBox(t, c)
@@ -336,4 +372,23 @@ func TestServe(t *testing.T) {
 			}
 		})
 	})
+}
+
+// waitState waits until process pid is in state (as /proc/PID/stat shows
+// it: 'T' stopped), for at most 10 seconds.
+func waitState(t *testing.T, pid int, state byte) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		must(t, err)
+		// "PID (COMM) STATE ...": the state follows the last ')'.
+		if i := strings.LastIndexByte(string(data), ')'); i >= 0 && i+2 < len(data) && data[i+2] == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not in state %c after 10s: %s", pid, state, data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

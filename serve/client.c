@@ -349,7 +349,7 @@ int cordon_client_answer(const char *line, size_t len, char *typ, size_t n, int 
 }
 
 /* working_directory is os.Getwd's answer: $PWD when it names ".". */
-static char *working_directory(void)
+char *cordon_client_cwd(void)
 {
 	const char *pwd = getenv("PWD");
 	struct stat dot, st;
@@ -359,8 +359,9 @@ static char *working_directory(void)
 	return getcwd(NULL, 0);
 }
 
-/* binary_id is serve.BinaryID of this binary as os.Executable names it. */
-static int binary_id(char *out, size_t n)
+/* cordon_client_binary is serve.BinaryID of this binary as os.Executable
+ * names it. */
+int cordon_client_binary(char *out, size_t n)
 {
 	char path[PATH_MAX + 1];
 	ssize_t l = readlink("/proc/self/exe", path, PATH_MAX);
@@ -605,9 +606,9 @@ static int client(int argc, char **argv, char **envp, int *status)
 	if (lstat(addr.sun_path, &st) != 0)
 		return CLIENT_NOT_TAKEN;
 	char bin[128];
-	if (binary_id(bin, sizeof(bin)) < 0)
+	if (cordon_client_binary(bin, sizeof(bin)) < 0)
 		return CLIENT_NOT_TAKEN;
-	char *cwd = working_directory();
+	char *cwd = cordon_client_cwd();
 	if (!cwd)
 		return CLIENT_NOT_TAKEN;
 	char *line = cordon_client_request(argv + 2, argc - 2, cwd, envp, bin);

@@ -16,6 +16,8 @@ int cordon_client_scan(int argc, char **argv);
 int cordon_client_state_root(const char *state, uid_t euid, const char *xdg, int owned_xdg, char *out, size_t n);
 char *cordon_client_request(char **args, int nargs, const char *cwd, char **env, const char *binary);
 int cordon_client_answer(const char *line, size_t len, char *typ, size_t n, int *status);
+char *cordon_client_cwd(void);
+int cordon_client_binary(char *out, size_t n);
 */
 import "C"
 
@@ -109,4 +111,23 @@ func clientAnswer(line []byte) (typ string, status int, has int) {
 		return "", 0, has
 	}
 	return C.GoString(&t[0]), int(st), has
+}
+
+// clientCwd is the working directory the C client sends.
+func clientCwd() string {
+	p := C.cordon_client_cwd()
+	if p == nil {
+		return ""
+	}
+	defer C.free(unsafe.Pointer(p))
+	return C.GoString(p)
+}
+
+// clientBinary is the binary identity the C client sends.
+func clientBinary() (string, bool) {
+	var out [128]C.char
+	if C.cordon_client_binary(&out[0], C.size_t(len(out))) != 0 {
+		return "", false
+	}
+	return C.GoString(&out[0]), true
 }

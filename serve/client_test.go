@@ -5,6 +5,7 @@ package serve
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -182,4 +183,42 @@ func FuzzClientRequest(f *testing.F) {
 		}
 		checkClientRequest(t, Request{Args: []string{"--", arg}, Cwd: cwd, Env: []string{env}, Binary: binary})
 	})
+}
+
+// TestClientIdentity: the C client names the working directory as
+// os.Getwd does ($PWD when it is the same directory, through a symlink
+// too) and its binary as BinaryID does.
+func TestClientIdentity(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := BinaryID(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := clientBinary(); !ok || got != want {
+		t.Errorf("binary: C client %q (%v), BinaryID %q", got, ok, want)
+	}
+
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	link := filepath.Join(dir, "link")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(real)
+	for _, pwd := range []string{link, real, dir, "relative", ""} {
+		t.Setenv("PWD", pwd)
+		want, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := clientCwd(); got != want {
+			t.Errorf("PWD=%q: C client %q, os.Getwd %q", pwd, got, want)
+		}
+	}
 }

@@ -47,7 +47,7 @@ func Preheat() {
 // sandbox cgroup will be made for it either), and errors are ignored: it
 // only ever saves time.
 func primeCgroups() {
-	if os.Geteuid() != 0 {
+	if os.Geteuid() != 0 || cgroupsPrimed() {
 		return
 	}
 	go func() {

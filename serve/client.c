@@ -576,11 +576,17 @@ gone:
 	return CLIENT_RAN;
 }
 
+/* cold: this cordon run will not be served (CORDON_SERVE=0, no daemon's
+ * socket, or the daemon declined): it makes its sandbox itself. */
+static int cold;
+
 static int client(int argc, char **argv, char **envp, int *status)
 {
 	const char *v = getenv("CORDON_SERVE");
-	if (v && strcmp(v, "0") == 0)
+	if (v && strcmp(v, "0") == 0) {
+		cold = 1;
 		return CLIENT_NOT_TAKEN;
+	}
 	v = getenv("CORDON_DETACHED_ID");
 	if (v && v[0])
 		return CLIENT_NOT_TAKEN;
@@ -603,8 +609,10 @@ static int client(int argc, char **argv, char **envp, int *status)
 	if (w < 0 || (size_t)w >= sizeof(addr.sun_path))
 		return CLIENT_NOT_TAKEN;
 	struct stat st;
-	if (lstat(addr.sun_path, &st) != 0)
+	if (lstat(addr.sun_path, &st) != 0) {
+		cold = 1;
 		return CLIENT_NOT_TAKEN;
+	}
 	char bin[128];
 	if (cordon_client_binary(bin, sizeof(bin)) < 0)
 		return CLIENT_NOT_TAKEN;
@@ -633,6 +641,9 @@ static int client(int argc, char **argv, char **envp, int *status)
 
 static int declined;
 
+/* runtime/preheat.c */
+void cordon_prime_cgroups(void);
+
 /* cordon_client_declined reports whether the daemon declined this run. */
 int cordon_client_declined(void) { return declined; }
 
@@ -646,6 +657,9 @@ __attribute__((constructor)) static void cordon_serve_client(int argc, char **ar
 		_exit(status);
 	case CLIENT_DECLINED:
 		declined = 1;
+		cold = 1;
 		break;
 	}
+	if (cold)
+		cordon_prime_cgroups();
 }

@@ -4,9 +4,11 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -391,4 +393,131 @@ func waitState(t *testing.T, pid int, state byte) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestServeForeignSocket: a socket where the daemon's would be, served by
+// another user (one planted in a state directory under /tmp, or behind
+// CORDON_STATE_ROOT), gets nothing from cordon run: neither the C client
+// nor the Go one sends it the command, its environment or its
+// descriptors. The run is then a cold one, which refuses a state directory
+// that is not the caller's.
+func TestServeForeignSocket(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		dir, err := os.MkdirTemp("", "cordon-it-foreign-")
+		must(t, err)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		must(t, os.Chmod(dir, 0o755))
+		// The other user: root for the unprivileged caller, nobody for
+		// root.
+		other := 0
+		if c.uid == 0 {
+			other = 65534
+		}
+		ln := foreignListener(t, filepath.Join(dir, "serve.sock"), other)
+		got := make(chan [3]int, 1)
+		go func() {
+			var conns, bytes, fds int
+			for {
+				conn, err := ln.Accept()
+				if err != nil {
+					got <- [3]int{conns, bytes, fds}
+					return
+				}
+				conns++
+				uc := conn.(*net.UnixConn)
+				_ = uc.SetDeadline(time.Now().Add(10 * time.Second))
+				buf, oob := make([]byte, 4096), make([]byte, 256)
+				for {
+					n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
+					bytes += n
+					if oobn > 0 {
+						if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+							for _, m := range msgs {
+								if rights, err := unix.ParseUnixRights(&m); err == nil {
+									fds += len(rights)
+									for _, fd := range rights {
+										unix.Close(fd)
+									}
+								}
+							}
+						}
+					}
+					if err != nil || n == 0 {
+						break
+					}
+				}
+				uc.Close()
+			}
+		}()
+		r := b.runSpec(runSpec{env: []string{"CORDON_STATE_ROOT=" + dir, "CORDON_IT_SECRET=do-not-send"},
+			args: []string{"echo", "ran"}})
+		ln.Close()
+		seen := <-got
+		if seen[0] == 0 {
+			t.Fatalf("cordon run never connected to the socket at %s: the test proves nothing\n%s", dir, r)
+		}
+		if seen[1] != 0 || seen[2] != 0 {
+			t.Errorf("the foreign socket got %d bytes and %d descriptors over %d connections", seen[1], seen[2], seen[0])
+		}
+		if !strings.Contains(r.stderr, fmt.Sprintf("is served by uid %d", other)) {
+			t.Errorf("no warning about the other user's socket:\n%s", r)
+		}
+		if c.uid == 0 {
+			// A directory of root's: the cold run takes it.
+			if r.code != 0 || r.stdout != "ran\n" {
+				t.Errorf("want the command run cold:\n%s", r)
+			}
+		} else if r.code != 125 || r.stdout != "" || !strings.Contains(r.stderr, "state directory") {
+			t.Errorf("want exit 125 for a state directory that is not the caller's, and nothing run:\n%s", r)
+		}
+	})
+}
+
+// foreignListener listens on a unix socket at path whose peer credentials
+// are uid's: bound as this process, it listens from a thread whose
+// effective uid alone is uid for the moment (SO_PEERCRED records the
+// listener's credentials then).
+func foreignListener(t *testing.T, path string, uid int) net.Listener {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	must(t, err)
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		t.Fatal(err)
+	}
+	must(t, os.Chmod(path, 0o777))
+	listen := func() error { return unix.Listen(fd, 8) }
+	if uid != os.Geteuid() {
+		errc := make(chan error, 1)
+		go func() {
+			goruntime.LockOSThread()
+			const keep = ^uintptr(0) // -1: unchanged
+			if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, keep, uintptr(uid), keep); e != 0 {
+				goruntime.UnlockOSThread()
+				errc <- e
+				return
+			}
+			err := unix.Listen(fd, 8)
+			if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, keep, 0, keep); e != 0 {
+				// The thread stays another user's: it ends with this
+				// goroutine (still locked).
+				errc <- fmt.Errorf("restore the thread's uid: %v", e)
+				return
+			}
+			goruntime.UnlockOSThread()
+			errc <- err
+		}()
+		listen = func() error { return <-errc }
+	}
+	if err := listen(); err != nil {
+		unix.Close(fd)
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	must(t, err)
+	return ln
 }

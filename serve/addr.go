@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -42,7 +43,8 @@ func Listen(path string) (*net.UnixListener, error) {
 	return ln, nil
 }
 
-// Dial connects to the daemon's socket at path.
+// Dial connects to the daemon's socket at path, and makes sure the daemon
+// runs as this process's user (ErrForeign otherwise).
 func Dial(ctx context.Context, path string) (*net.UnixConn, error) {
 	name, done, err := shortPath(path)
 	if err != nil {
@@ -54,5 +56,14 @@ func Dial(ctx context.Context, path string) (*net.UnixConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.(*net.UnixConn), nil
+	uc := c.(*net.UnixConn)
+	if err := checkDaemon(uc, path); err != nil {
+		uc.Close()
+		return nil, err
+	}
+	return uc, nil
 }
+
+// ErrForeign says that the socket at the daemon's path is served by
+// another user: nothing is sent to it.
+var ErrForeign = errors.New("cordon serve: the socket is another user's")

@@ -184,6 +184,17 @@ int cordon_client_state_root(const char *state, uid_t euid, const char *xdg, int
 	return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
+/* own_daemon reports whether the daemon at the other end of sock runs as
+ * this process's user: nothing goes to a socket another user planted
+ * where the daemon's would be (serve.Dial checks the same). */
+static int own_daemon(int sock)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	return getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred) &&
+	       cred.uid == geteuid();
+}
+
 static int owned_dir(const char *dir)
 {
 	struct stat st;
@@ -629,7 +640,8 @@ static int client(int argc, char **argv, char **envp, int *status)
 		return CLIENT_NOT_TAKEN;
 	}
 	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sock >= 0 && connect(sock, (struct sockaddr *)&addr, sizeof(addr)) == 0 && send_request(sock, line) == 0)
+	if (sock >= 0 && connect(sock, (struct sockaddr *)&addr, sizeof(addr)) == 0 && own_daemon(sock) &&
+	    send_request(sock, line) == 0)
 		ret = converse(sock, status);
 	free(line);
 	if (sock >= 0)

@@ -276,26 +276,6 @@ func (s *Server) release(p *runtime.Pooled, key string) {
 	}
 }
 
-// peerUID is the uid of the process at the other end of c.
-func peerUID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	err = raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return -1, err
-	}
-	return int(cred.Uid), nil
-}
-
 // readRequest reads the request line and the three descriptors that come
 // with it; rest is what was read past the line.
 func readRequest(c *net.UnixConn) (_ *Request, stdio [3]*os.File, rest []byte, err error) {

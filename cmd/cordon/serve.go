@@ -323,6 +323,10 @@ func runServed(ctx context.Context, cmd *cli.Command) (status int, ok bool, err 
 		return exitCordonFailed, true, err
 	case errors.As(err, &declined):
 		return 0, false, nil
+	case errors.Is(err, serve.ErrForeign):
+		// Nothing was sent; the run is a cold one.
+		fmt.Fprintf(os.Stderr, "cordon: warning: %v: not used\n", err)
+		return 0, false, nil
 	default:
 		// Unreachable, or gone before the command started: it did not run.
 		return 0, false, nil

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,6 +58,10 @@ func CheckDomainPattern(s string) (string, error) {
 		return "", fmt.Errorf("%q is not a valid host name", s)
 	}
 	ascii = strings.ToLower(ascii)
+	if slices.Contains(strings.Split(ascii, "."), "") {
+		// ".", "..", "a..b": no host has an empty label
+		return "", fmt.Errorf("%q is not a valid host name (an empty label)", s)
+	}
 	if wildcard && !strings.Contains(ascii, ".") {
 		return "", fmt.Errorf("%q is too broad: a wildcard must name a domain, not a top-level domain", s)
 	}

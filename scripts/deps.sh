@@ -19,6 +19,9 @@ command -v git >/dev/null 2>&1 || need="$need git"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 command -v ps >/dev/null 2>&1 || need="$need procps"
 command -v unshare >/dev/null 2>&1 || need="$need util-linux"
+# The adversarial suite tries sudo and su from inside the sandbox.
+command -v sudo >/dev/null 2>&1 || need="$need sudo"
+command -v su >/dev/null 2>&1 || need="$need util-linux"
 # The OCI runtime tests run cordon under a real containerd 1.6 (with ctr),
 # on a busybox image made from Debian's static busybox.
 command -v containerd >/dev/null 2>&1 || need="$need containerd"

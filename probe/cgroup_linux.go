@@ -29,6 +29,7 @@ func (p *prober) cgroups(ctx context.Context, root bool, ms []mount) (Cgroups, F
 		V2Controllers: []string{},
 		Parents:       []string{},
 		Controllers:   []string{},
+		FavorDynmods:  favorDynmods(ms),
 	}
 	if v2 != nil {
 		c.V2Mount = v2.Point

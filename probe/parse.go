@@ -72,6 +72,17 @@ var cgroupV1Options = map[string]bool{
 	"cpuset_v2_mode": true, "favordynmods": true, "nofavordynmods": true,
 }
 
+// favorDynmods reports whether a cgroup hierarchy is mounted with the
+// favordynmods option.
+func favorDynmods(ms []mount) bool {
+	for _, m := range ms {
+		if (m.FSType == "cgroup" || m.FSType == "cgroup2") && slices.Contains(m.Super, "favordynmods") {
+			return true
+		}
+	}
+	return false
+}
+
 // cgroupMounts returns the v1 hierarchies (one mount each, the one under
 // /sys/fs/cgroup when there are several) and the unified hierarchy's
 // mount, if any.

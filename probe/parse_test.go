@@ -93,6 +93,29 @@ func TestCgroupLayout(t *testing.T) {
 	}
 }
 
+func TestFavorDynmods(t *testing.T) {
+	tests := []struct {
+		name      string
+		mountinfo string
+		want      bool
+	}{
+		{"hybrid", mountinfoHybrid, false},
+		{"v2", mountinfoV2, false},
+		{"v2 favordynmods", "30 24 0:26 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw,nsdelegate,favordynmods,memory_recursiveprot\n", true},
+		{"hybrid, on the unified mount", mountinfoHybrid + "42 31 0:39 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,favordynmods\n", true},
+		{"v1 hierarchy", "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory,favordynmods\n", true},
+		{"a mount option, not a super block one", "30 24 0:26 / /sys/fs/cgroup rw,favordynmods - cgroup2 cgroup2 rw\n", false},
+		{"another file system", "31 23 0:28 / /mnt rw - tmpfs tmpfs rw,favordynmods\n", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := favorDynmods(parseMountinfo(tc.mountinfo)); got != tc.want {
+				t.Errorf("favorDynmods = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestParseMountinfo(t *testing.T) {
 	ms := parseMountinfo(mountinfoDockerV1)
 	want := []mount{

@@ -192,6 +192,12 @@ type Cgroups struct {
 	// Controllers are the controllers the sandboxes' cgroups can use for
 	// limits: those of the writable parents.
 	Controllers []string `json:"controllers"`
+	// FavorDynmods: a cgroup hierarchy is mounted with favordynmods. Then
+	// moving a process into a cgroup does not wait for an RCU grace period
+	// (the kernel's lock for it is global, so one mount is enough); without
+	// it, the first such move after a quiet spell waits one (7-14 ms seen),
+	// and a cold run pays it (docs/performance.md).
+	FavorDynmods bool `json:"favorDynmods"`
 }
 
 // Libseccomp is the libseccomp library linked into cordon.

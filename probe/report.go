@@ -61,6 +61,13 @@ func (rep Report) Lines() []Line {
 		}
 		out = append(out, l)
 	}
+	if r.Cgroups.Create.Available {
+		l := Line{Status: "info", Name: "favordynmods", Detail: "on"}
+		if !r.Cgroups.FavorDynmods {
+			l.Detail = "off: a sandbox joining its cgroups waits for an RCU grace period (docs/performance.md)"
+		}
+		out = append(out, l)
+	}
 	lib := Line{Status: "info", Name: "libseccomp", Detail: "not linked"}
 	if r.Libseccomp.Version != "" {
 		lib.Detail = fmt.Sprintf("%s (API level %d)", r.Libseccomp.Version, r.Libseccomp.API)

@@ -255,9 +255,25 @@ func percentile(xs []time.Duration, p float64) time.Duration {
 	return s[int(float64(len(s)-1)*p)]
 }
 
+// favorDynmods says whether a cgroup hierarchy is mounted with
+// favordynmods, which spares the cold contenders a wait for an RCU grace
+// period as their sandboxes join their cgroups (docs/doctor.md).
+func favorDynmods() string {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		_, super, ok := strings.Cut(line, " - ")
+		f := strings.Fields(super)
+		if ok && len(f) == 3 && strings.HasPrefix(f[0], "cgroup") && slices.Contains(strings.Split(f[2], ","), "favordynmods") {
+			return "on"
+		}
+	}
+	return "off"
+}
+
 func report(cs []*contender, n int) {
 	host, _ := os.Hostname()
-	fmt.Printf("cordon bench: /bin/true, %d runs each, interleaved; %s, %d CPUs, %s\n\n", n, host, runtime.NumCPU(), time.Now().Format(time.DateTime))
+	fmt.Printf("cordon bench: /bin/true, %d runs each, interleaved; %s, %d CPUs, cgroup favordynmods %s, %s\n\n",
+		n, host, runtime.NumCPU(), favorDynmods(), time.Now().Format(time.DateTime))
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "contender\tmedian\tp90\tpeak RSS\t")
 	for _, c := range cs {

@@ -430,10 +430,12 @@ func TestSOCKS5(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			io.WriteString(c, "ping")
+			// a line: what could be the start of an HTTP request line is
+			// held until the line ends (see checkTunnel)
+			io.WriteString(c, "ping\n")
 			c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			got := make([]byte, 4)
-			if _, err := io.ReadFull(c, got); err != nil || string(got) != "ping" {
+			got := make([]byte, 5)
+			if _, err := io.ReadFull(c, got); err != nil || string(got) != "ping\n" {
 				t.Errorf("echo %q, %v", got, err)
 			}
 			if d := r.last(t); !d.Allowed || d.Protocol != "socks5" {

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
-	"net/http"
+	"net/textproto"
+	"net/url"
 	"strings"
 )
 
@@ -35,25 +37,32 @@ const tlsRecordMax = 5 + 16384 + 2048
 // name.
 var errNoName = errors.New("no name")
 
-// tunnelName reads, without consuming, the name the start of a tunnel
-// carries: proto is "tls" or "http". It returns errNoName when there is
+// tunnelName reads, without consuming, the names the start of a tunnel
+// carries: proto is "tls" (the server name) or "http" (the request's
+// absolute-form host and every Host). It returns errNoName when there are
 // none, and a read error when the client went away first; a malformed
 // ClientHello or request head is an error too (the server would refuse
-// it, and a name the proxy cannot read must not pass for none).
-func tunnelName(br *bufio.Reader) (name, proto string, err error) {
+// it, or read it otherwise, and a name the proxy cannot read must not
+// pass for none).
+func tunnelName(br *bufio.Reader) (names []string, proto string, err error) {
 	first, err := br.Peek(1)
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
 	switch {
 	case first[0] == 0x16:
 		name, err := clientHelloName(br)
-		return name, "tls", err
-	case first[0] >= 'A' && first[0] <= 'Z':
-		name, err := httpHostName(br)
-		return name, "http", err
+		if err != nil {
+			return nil, "tls", err
+		}
+		return []string{name}, "tls", nil
+	case first[0] == '\r' || first[0] == '\n' || isTokenChar(first[0]):
+		// Servers skip empty lines before a request (RFC 9112 2.2) and
+		// take any token as a method, not only upper case ones.
+		names, err := httpHostNames(br)
+		return names, "http", err
 	}
-	return "", "", errNoName
+	return nil, "", errNoName
 }
 
 // clientHelloName reassembles the first handshake message from the TLS
@@ -189,47 +198,143 @@ func (r *reader) skipVec(size int) bool {
 	return ok
 }
 
-// httpHostName reads the head of the first HTTP request in br and returns
-// its Host.
-func httpHostName(br *bufio.Reader) (string, error) {
+// httpHostNames reads the head of the first HTTP request in br and returns
+// the host of an absolute-form request-target and the value of every Host
+// field, ports removed: a server may route by any of them.
+func httpHostNames(br *bufio.Reader) ([]string, error) {
 	for {
 		b, _ := br.Peek(br.Buffered())
-		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
-			req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:i+4])))
-			if err != nil {
-				// Not HTTP after all (a protocol that starts with a
-				// capital letter): nothing to check.
-				return "", errNoName
-			}
-			host := req.Host
-			if h, _, err := net.SplitHostPort(host); err == nil {
-				host = h
-			}
-			if host == "" {
-				return "", errNoName
-			}
-			return host, nil
+		head := bytes.TrimLeft(b, "\r\n")
+		if !maybeRequestLine(head) {
+			// Not HTTP after all (a protocol that starts like a method):
+			// nothing to check.
+			return nil, errNoName
 		}
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line := strings.TrimRight(string(b[:i]), "\r")
-			if !strings.HasSuffix(line, " HTTP/1.1") && !strings.HasSuffix(line, " HTTP/1.0") {
-				return "", errNoName // no HTTP request line
-			}
+		if end := headEnd(head); end >= 0 {
+			return requestNames(head[:end])
 		}
 		if len(b) >= maxHello {
-			return "", errors.New("request head too long")
+			return nil, errors.New("request head too long")
 		}
 		if _, err := br.Peek(len(b) + 1); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
+}
+
+// maybeRequestLine reports whether b starts with an HTTP/1 request line
+// (method SP request-target SP HTTP/1.x, CRLF or LF), or with the start of
+// one cut short.
+func maybeRequestLine(b []byte) bool {
+	const version = "HTTP/1."
+	part, n := 0, 0 // method, target, version; bytes read of it
+	for _, c := range b {
+		ok := false
+		switch part {
+		case 0, 1:
+			if c == ' ' && n > 0 {
+				part, n = part+1, 0
+				continue
+			}
+			ok = part == 0 && isTokenChar(c) || part == 1 && c > ' ' && c != 0x7f
+		default:
+			switch {
+			case n < len(version):
+				ok = c == version[n]
+			case n == len(version):
+				ok = '0' <= c && c <= '9'
+			case c == '\n':
+				return true
+			default:
+				ok = c == '\r' && n == len(version)+1
+			}
+		}
+		if !ok {
+			return false
+		}
+		n++
+	}
+	return true
+}
+
+// headEnd returns the length of the request head at the start of b, up to
+// and including the empty line that ends it (CRLF or a bare LF), or -1.
+func headEnd(b []byte) int {
+	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+		rest := b[i+1:]
+		switch {
+		case bytes.HasPrefix(rest, []byte("\n")):
+			return i + 2
+		case bytes.HasPrefix(rest, []byte("\r\n")):
+			return i + 3
+		}
+		j := bytes.IndexByte(rest, '\n')
+		if j < 0 {
+			return -1
+		}
+		i += 1 + j
+	}
+	return -1
+}
+
+// requestNames parses a complete request head. What does not parse is an
+// error: a server more lenient than this parser would still route it.
+func requestNames(head []byte) ([]string, error) {
+	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(head)))
+	line, err := tp.ReadLine()
+	if err != nil {
+		return nil, err
+	}
+	_, rest, _ := strings.Cut(line, " ")
+	target, _, _ := strings.Cut(rest, " ")
+	hdr, err := tp.ReadMIMEHeader()
+	if err != nil {
+		return nil, fmt.Errorf("malformed request head: %w", err)
+	}
+	var names []string
+	if !strings.HasPrefix(target, "/") && target != "*" {
+		u, err := url.Parse(target)
+		if err != nil {
+			return nil, fmt.Errorf("malformed request-target: %w", err)
+		}
+		if u.Host != "" {
+			names = append(names, u.Host)
+		}
+	}
+	for k, vs := range hdr {
+		// "Host :" is kept as "Host ", which a lenient server trims
+		if !strings.EqualFold(strings.TrimSpace(k), "Host") {
+			continue
+		}
+		for _, v := range vs {
+			if v != "" { // an empty Host is no name: the server's default site
+				names = append(names, v)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, errNoName
+	}
+	for i, h := range names {
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			names[i] = host
+		}
+	}
+	return names, nil
+}
+
+// isTokenChar reports whether c may be part of an HTTP token (RFC 9110
+// 5.6.2), such as a method.
+func isTokenChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // checkTunnel decides the name the start of the tunnel to d carries, when
 // it is not d's own: it returns the refusal, or nil when the tunnel may
 // go on. The bytes read stay in br.
 func (p *Proxy) checkTunnel(br *bufio.Reader, d Decision) *Decision {
-	name, proto, err := tunnelName(br)
+	names, proto, err := tunnelName(br)
 	switch {
 	case errors.Is(err, errNoName):
 		return nil
@@ -243,27 +348,30 @@ func (p *Proxy) checkTunnel(br *bufio.Reader, d Decision) *Decision {
 		p.report(r)
 		return &r
 	}
-	canon, addr, nerr := normalizeHost(name)
-	if nerr == nil && addr.IsValid() {
-		canon = addr.String()
-	}
-	if nerr == nil && canon == d.Host {
-		return nil
-	}
 	what := "the TLS server name"
 	if proto == "http" {
 		what = "the Host of the request"
 	}
-	// The rules decide; what the name resolves to does not matter, as
-	// nothing is dialled for it (the tunnel's addresses were checked).
-	inner := p.decideQuietly(p.ctx, d.Protocol, name, d.Port)
-	if inner.Allowed || inner.Reason == "" || inner.Reason == ReasonPrivate {
-		return nil
+	for _, name := range names {
+		canon, addr, nerr := normalizeHost(name)
+		if nerr == nil && addr.IsValid() {
+			canon = addr.String()
+		}
+		if nerr == nil && canon == d.Host {
+			continue
+		}
+		// The rules decide; what the name resolves to does not matter, as
+		// nothing is dialled for it (the tunnel's addresses were checked).
+		inner := p.decideQuietly(p.ctx, d.Protocol, name, d.Port)
+		if inner.Allowed || inner.Reason == "" || inner.Reason == ReasonPrivate {
+			continue
+		}
+		inner.Rule += "; " + what + " in a tunnel to " + d.dest()
+		inner.Addrs = nil
+		p.report(inner)
+		return &inner
 	}
-	inner.Rule += "; " + what + " in a tunnel to " + d.dest()
-	inner.Addrs = nil
-	p.report(inner)
-	return &inner
+	return nil
 }
 
 // report hands a decision made outside decide to OnDecision.

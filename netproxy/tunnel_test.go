@@ -67,12 +67,22 @@ func TestTunnelName(t *testing.T) {
 		{"ssh", []byte("SSH-2.0-OpenSSH_9.6\r\n"), "", "http", errNoName},
 		{"a capital letter, no HTTP", []byte("HELO x\r\n"), "", "http", errNoName},
 		{"binary", []byte{0, 1, 2, 3}, "", "", errNoName},
+		{"empty lines first", []byte("\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n"), "other.test", "http", nil},
+		{"a lower-case method, bare LFs", []byte("get / HTTP/1.1\nHost: other.test\n\n"), "other.test", "http", nil},
+		{"every Host, the absolute-form host first", []byte("GET http://a.test:81/ HTTP/1.1\r\nHost: b.test\r\nhost: [::1]:82\r\n\r\n"), "a.test b.test ::1", "http", nil},
+		{"no Host", []byte("GET / HTTP/1.0\r\n\r\n"), "", "http", errNoName},
+		{"an invalid header line", []byte("GET / HTTP/1.1\r\nHost: a.test\r\nBad Header: x\r\n\r\n"), "a.test", "http", nil},
+		{"a space before the colon", []byte("GET / HTTP/1.1\r\nHost : a.test\r\n\r\n"), "a.test", "http", nil},
+		{"a malformed head", []byte("GET / HTTP/1.1\r\n Host: a.test\r\n\r\n"), "", "http", errors.New("malformed")},
+		{"a digit first, no HTTP", []byte("1 2 3\r\n"), "", "http", errNoName},
+		{"a method, then binary", []byte("GET \x00\x01"), "", "http", errNoName},
 		{"a cut ClientHello", hello[:40], "", "tls", io.EOF},
 		{"garbage after a handshake header", []byte{0x16, 3, 1, 0, 4, 9, 0, 0, 0}, "", "tls", errors.New("not a ClientHello")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			br := bufio.NewReaderSize(bytes.NewReader(tc.in), maxHello+tlsRecordMax)
-			name, proto, err := tunnelName(br)
+			names, proto, err := tunnelName(br)
+			name := strings.Join(names, " ")
 			if name != tc.want || proto != tc.proto || (err == nil) != (tc.wantError == nil) ||
 				errors.Is(tc.wantError, errNoName) && !errors.Is(err, errNoName) {
 				t.Errorf("got %q %q %v, want %q %q %v", name, proto, err, tc.want, tc.proto, tc.wantError)
@@ -104,6 +114,18 @@ func TestTunnelFronting(t *testing.T) {
 		{"a denied server name, fragmented", fragment(clientHello(t, "denied.test"), 5), false},
 		{"an unlisted Host", []byte("GET / HTTP/1.1\r\nHost: unlisted.test\r\n\r\n"), false},
 		{"its own Host", []byte("GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"), true},
+		// Servers skip empty lines before a request (RFC 9112 2.2), take
+		// any token as a method, and line ends of a bare LF.
+		{"an unlisted Host after empty lines", []byte("\r\n\nGET / HTTP/1.1\r\nHost: unlisted.test\r\n\r\n"), false},
+		{"an unlisted Host, a lower-case method", []byte("get / HTTP/1.1\r\nHost: unlisted.test\r\n\r\n"), false},
+		{"an unlisted Host, a method of symbols", []byte("_GET / HTTP/1.1\r\nHost: unlisted.test\r\n\r\n"), false},
+		{"an unlisted Host, bare LFs", []byte("GET / HTTP/1.1\nHost: unlisted.test\n\n"), false},
+		// A server that ignores invalid header lines still routes by Host.
+		{"an unlisted Host, an invalid header line", []byte("GET / HTTP/1.1\r\nHost: unlisted.test\r\nBad Header: x\r\n\r\n"), false},
+		{"an unlisted Host, a space before the colon", []byte("GET / HTTP/1.1\r\nHost : unlisted.test\r\n\r\n"), false},
+		{"an unlisted second Host", []byte("GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: unlisted.test\r\n\r\n"), false},
+		{"an unlisted absolute-form target", []byte("GET http://unlisted.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"), false},
+		{"its own absolute-form target", []byte("GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"), true},
 	} {
 		for _, via := range []string{"connect", "connect early", "socks5"} {
 			t.Run(tc.name+"/"+via, func(t *testing.T) {
@@ -145,4 +167,27 @@ func TestTunnelFronting(t *testing.T) {
 			})
 		}
 	}
+}
+
+// FuzzTunnelName: the reader of a tunnel's first bytes never panics, never
+// consumes what it reads, and returns only names that are in the bytes.
+func FuzzTunnelName(f *testing.F) {
+	f.Add([]byte("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"))
+	f.Add([]byte("GET http://a.test/ HTTP/1.1\r\nHost: b.test:80\r\nHost : c.test\r\n\r\n"))
+	f.Add([]byte{0x16, 3, 1, 0, 4, 1, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		br := bufio.NewReaderSize(bytes.NewReader(data), maxHello+tlsRecordMax)
+		names, _, err := tunnelName(br)
+		if err == nil && len(names) == 0 {
+			t.Fatal("no names and no error")
+		}
+		for _, n := range names {
+			if !bytes.Contains(data, []byte(n)) {
+				t.Fatalf("name %q is not in the input", n)
+			}
+		}
+		if rest, _ := io.ReadAll(br); !bytes.Equal(rest, data) {
+			t.Fatal("the bytes read were consumed")
+		}
+	})
 }

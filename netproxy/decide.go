@@ -266,6 +266,10 @@ func (p *Proxy) filter(name string, port int, addrs []netip.Addr) (kept, dropped
 	return kept, dropped, why
 }
 
+// maxAsking bounds the questions of one proxy waiting for an answer at
+// once; a new one beyond it is refused (and not remembered).
+const maxAsking = 16
+
 // ask consults the Asker about a name neither list matches, once per name
 // and port for the life of the proxy: concurrent questions share one
 // answer, and answers (not failures) are remembered.
@@ -281,6 +285,13 @@ func (p *Proxy) ask(ctx context.Context, name string, port int) (allow, remember
 			p.mu.Unlock()
 			return false, false, ErrClosed
 		}
+		// each question may be a process on the host and a prompt to a
+		// person: a command must not start thousands at once
+		if p.asking >= maxAsking {
+			p.mu.Unlock()
+			return false, false, fmt.Errorf("%d questions already waiting for an answer", maxAsking)
+		}
+		p.asking++
 		c = &askCall{done: make(chan struct{})}
 		p.asks[key] = c
 		p.wg.Add(1) // under p.mu with closed false: see begin
@@ -322,12 +333,13 @@ func (p *Proxy) runAsk(key string, c *askCall, q Question) {
 		err = fmt.Errorf("no answer within %v: %w", p.cfg.AskTimeout, err)
 	}
 	c.allow, c.err = allow && err == nil, err
+	p.mu.Lock()
+	p.asking--
 	if err != nil {
 		// a failure is not an answer: ask again next time
-		p.mu.Lock()
 		delete(p.asks, key)
-		p.mu.Unlock()
 	}
+	p.mu.Unlock()
 	close(c.done)
 }
 

@@ -1,9 +1,12 @@
 package netproxy
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -308,5 +311,70 @@ func TestInvalidHostIsPrintable(t *testing.T) {
 		if strings.ContainsAny(s, "\x1b\x07") || !utf8.ValidString(s) || len(s) > 1000 {
 			t.Errorf("not printable: %q", s)
 		}
+	}
+}
+
+// TestAskFlood: a sandboxed command that asks for many unlisted names at
+// once (each an ask command on the host, a prompt to a person) gets at
+// most maxAsking questions running; the rest are refused at once, and not
+// remembered.
+func TestAskFlood(t *testing.T) {
+	release := make(chan struct{})
+	var running, most atomic.Int32
+	r := newRig(t, Config{
+		AllowedDomains: []string{"allowed.test"},
+		Ask: AskFunc(func(ctx context.Context, q Question) (bool, error) {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return false, nil
+		}),
+	}, StaticResolver{})
+	const n = 3 * maxAsking
+	refused := make(chan string, n)
+	for i := range n {
+		go func() {
+			c, err := net.Dial("tcp", r.http)
+			if err != nil {
+				refused <- err.Error()
+				return
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "CONNECT q%d.flood.test:443 HTTP/1.1\r\nHost: x\r\n\r\n", i)
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: "CONNECT"})
+			if err != nil {
+				refused <- err.Error()
+				return
+			}
+			resp.Body.Close()
+			refused <- resp.Status
+		}()
+	}
+	// the questions beyond the limit are refused without waiting
+	for range n - maxAsking {
+		select {
+		case s := <-refused:
+			if !strings.HasPrefix(s, "403") {
+				t.Errorf("an extra question got %q; want 403", s)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the questions beyond %d were not refused at once (%d asks running)", maxAsking, running.Load())
+		}
+	}
+	close(release)
+	for range maxAsking {
+		<-refused
+	}
+	if m := most.Load(); m > maxAsking {
+		t.Errorf("%d questions ran at once; want at most %d", m, maxAsking)
+	}
+	if d := r.last(t); d.Allowed {
+		t.Errorf("last decision %s", d)
 	}
 }

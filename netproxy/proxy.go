@@ -80,6 +80,7 @@ type Proxy struct {
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
 	asks      map[string]*askCall
+	asking    int // questions without an answer yet
 	wg        sync.WaitGroup
 }
 

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -33,7 +32,7 @@ func bridgeBench(cordon string, n int) error {
 	cs := []*contender{without, with}
 	for _, c := range cs {
 		for range 3 {
-			if _, _, err := once(c); err != nil {
+			if _, err := once(c); err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
@@ -48,23 +47,36 @@ func bridgeBench(cordon string, n int) error {
 			order = []*contender{with, without}
 		}
 		for _, c := range order {
-			d, rss, used, err := onceCPU(c)
+			d, used, err := onceCPU(c)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 			c.wall = append(c.wall, d)
-			c.rss = append(c.rss, rss)
 			cpu[c] = append(cpu[c], used)
 		}
 		diffs = append(diffs, with.wall[i]-without.wall[i])
 		cpuDiffs = append(cpuDiffs, cpu[with][i]-cpu[without][i])
 	}
 
+	if maxrss, err := buildC(work, "maxrss", maxrssSource); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: peak RSS not measured: %v\n", err)
+	} else {
+		for range rssRuns {
+			for _, c := range cs {
+				rss, err := peakRSS(maxrss, c)
+				if err != nil {
+					return fmt.Errorf("%s: %w", c.name, err)
+				}
+				c.rss = append(c.rss, rss)
+			}
+		}
+	}
+
 	fmt.Printf("\ncordon run: startup with the network bridge (--allow-domain x.invalid) and without, /bin/true, %d runs each, interleaved\n\n", n)
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "contender\tmedian\tp90\tCPU (median)\tpeak RSS\t")
 	for _, c := range cs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d KiB\t\n", c.name, ms(median(c.wall)), ms(percentile(c.wall, 0.9)), ms(median(cpu[c])), median(c.rss))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", c.name, ms(median(c.wall)), ms(percentile(c.wall, 0.9)), ms(median(cpu[c])), kib(c.rss))
 	}
 	w.Flush()
 	fmt.Println()
@@ -79,7 +91,7 @@ func bridgeBench(cordon string, n int) error {
 
 // onceCPU is once, with the CPU time cordon and the processes it waited
 // for used: steadier than wall time on a busy machine.
-func onceCPU(c *contender) (wall time.Duration, rss int64, cpu time.Duration, err error) {
+func onceCPU(c *contender) (wall, cpu time.Duration, err error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir = c.dir
 	out := &limited{}
@@ -88,12 +100,9 @@ func onceCPU(c *contender) (wall time.Duration, rss int64, cpu time.Duration, er
 	err = cmd.Run()
 	wall = time.Since(start)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("%v: %s", err, out.buf)
+		return 0, 0, fmt.Errorf("%v: %s", err, out.buf)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss
-	}
-	return wall, rss, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // signedMS is ms with the sign always shown.

@@ -22,7 +22,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -77,9 +76,11 @@ type contender struct {
 	argv []string
 	dir  string
 	env  []string // nil: the bench's own
+	// files are opened for each run as descriptors 3, 4, ...
+	files []string
 	// samples
 	wall []time.Duration
-	rss  []int64 // KiB, peak of the process we started
+	rss  []int64 // KiB, peak of the process we started (peakRSS)
 }
 
 func run(cordon, baseline string, n int, startupOnly bool) error {
@@ -121,6 +122,14 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 	env, root, err := benchEnv(work)
 	if err != nil {
 		return err
+	}
+	if bwrap, err := exec.LookPath("bwrap"); err == nil {
+		eq, err := prepareEquivalent(bwrap, cordon, work, ws, truePath, env)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: no bubblewrap with cordon's isolation: %v\n", err)
+		} else {
+			cs = append(cs, eq)
+		}
 	}
 	cs = append(cs, &contender{name: "cordon", dir: ws, argv: []string{cordon, "run", "--", truePath},
 		env: append(slices.Clone(env), "CORDON_SERVE=0")})
@@ -168,19 +177,31 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 	// Warm up every contender (page cache, cordon's seccomp cache).
 	for _, c := range cs {
 		for range 3 {
-			if _, _, err := once(c); err != nil {
+			if _, err := once(c); err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
 	}
 	for range n {
 		for _, c := range cs {
-			d, rss, err := once(c)
+			d, err := once(c)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 			c.wall = append(c.wall, d)
-			c.rss = append(c.rss, rss)
+		}
+	}
+	if maxrss, err := buildC(work, "maxrss", maxrssSource); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: peak RSS not measured: %v\n", err)
+	} else {
+		for range rssRuns {
+			for _, c := range cs {
+				rss, err := peakRSS(maxrss, c)
+				if err != nil {
+					return fmt.Errorf("%s: %w", c.name, err)
+				}
+				c.rss = append(c.rss, rss)
+			}
 		}
 	}
 	pool := d.stop()
@@ -216,22 +237,30 @@ func checkWarm(c *contender) error {
 	return nil
 }
 
-func once(c *contender) (time.Duration, int64, error) {
+// rssRuns is the number of runs of each contender whose peak RSS is
+// measured, after its timed runs.
+const rssRuns = 11
+
+func once(c *contender) (time.Duration, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir, cmd.Env = c.dir, c.env
 	out := &limited{}
 	cmd.Stdout, cmd.Stderr = out, out
+	for _, name := range c.files {
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	}
 	start := time.Now()
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%v: %s", err, out.buf)
+		return 0, fmt.Errorf("%v: %s", err, out.buf)
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss
-	}
-	return d, rss, nil
+	return d, nil
 }
 
 type limited struct{ buf []byte }
@@ -277,7 +306,7 @@ func report(cs []*contender, n int) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "contender\tmedian\tp90\tpeak RSS\t")
 	for _, c := range cs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d KiB\t\n", c.name, ms(median(c.wall)), ms(percentile(c.wall, 0.9)), median(c.rss))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t\n", c.name, ms(median(c.wall)), ms(percentile(c.wall, 0.9)), kib(c.rss))
 	}
 	w.Flush()
 	fmt.Println()
@@ -291,11 +320,13 @@ func report(cs []*contender, n int) {
 			fmt.Printf("%s / %s: not measured\n", a, b)
 			return
 		}
-		fmt.Printf("%-22s / %-22s %5.2fx   goal: %s\n", a, b, float64(median(ca.wall))/float64(median(cb.wall)), goal)
+		fmt.Printf("%-22s / %-33s %5.2fx   goal: %s\n", a, b, float64(median(ca.wall))/float64(median(cb.wall)), goal)
 	}
 	ratio("cordon", "runc (cordon's spec)", "at most 0.6x")
-	ratio("cordon", "bubblewrap", "at most 2.5x")
-	ratio("cordon (warm, serve)", "bubblewrap", "at most 1.0x")
+	ratio("cordon", "bubblewrap (cordon's isolation)", "at most 2.5x")
+	ratio("cordon", "bubblewrap", "")
+	ratio("cordon (warm, serve)", "bubblewrap (cordon's isolation)", "at most 1.0x")
+	ratio("cordon (warm, serve)", "bubblewrap", "")
 	ratio("cordon (warm, serve)", "cordon", "")
 	ratio("cordon", "bare", "")
 	if byName["baseline"] != nil {
@@ -303,7 +334,7 @@ func report(cs []*contender, n int) {
 		ratio("baseline (warm, serve)", "bubblewrap", "")
 		ratio("cordon", "baseline", "")
 	}
-	if c, r := byName["cordon"], byName["runc (cordon's spec)"]; c != nil && r != nil {
+	if c, r := byName["cordon"], byName["runc (cordon's spec)"]; c != nil && r != nil && len(c.rss) > 0 && len(r.rss) > 0 {
 		fmt.Printf("peak RSS: cordon %d KiB, runc %d KiB (goal: cordon's at most runc's)\n", median(c.rss), median(r.rss))
 	}
 }

@@ -271,7 +271,7 @@ func (p *Pooled) Run(ctx context.Context, s *specs.Spec, o Options, sigs <-chan 
 		return 0, err
 	}
 	// From here on the run is the command's.
-	sb.o, sb.spec, sb.started = o, s, time.Now()
+	sb.o, sb.spec, sb.started, sb.since = o, s, time.Now(), scrubClock()
 	sb.record.o = o
 	sb.record.rec.reset(o.ID, strings.Join(o.Meta.Args, " "), o.Meta.Workspace, o.Ignore)
 

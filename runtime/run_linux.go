@@ -124,9 +124,11 @@ type sandbox struct {
 	record  *Recorder
 	// lifeR is the init's end of the lifeline, closed once it has its own.
 	lifeR *os.File
-	// started is when the command started: the wall time of its usage,
-	// and what planted files are compared with.
+	// started is when the command started: the wall time of its usage.
 	started time.Time
+	// since is its scrubClock reading, which planted files are compared
+	// with.
+	since time.Time
 	// undo is what finish does, last first: the order in which Run used
 	// to defer it.
 	undo []func()
@@ -208,9 +210,9 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 	}
 	// Once the sandbox's processes are gone, the protected paths are
 	// checked (a crashed run's are checked by GC).
-	sb.started = time.Now()
+	sb.started, sb.since = time.Now(), scrubClock()
 	sb.undo = append(sb.undo, func() {
-		for _, msg := range scrub(sb.spec, sb.o.ID, sb.started) {
+		for _, msg := range scrub(sb.spec, sb.o.ID, sb.since) {
 			note(sb.o, msg)
 		}
 	})
@@ -553,7 +555,8 @@ func writeMeta(root, id string, m Meta) error {
 	m.Owner = os.Getpid()
 	m.OwnerTime = startTime(m.Owner)
 	if m.Created.IsZero() {
-		m.Created = time.Now()
+		// What GC's scrub of a crashed run compares ctimes with.
+		m.Created = scrubClock()
 	}
 	data, err := json.Marshal(m)
 	if err != nil {

@@ -219,9 +219,22 @@ func plantedBareRepos(root string, gitDirs []string, started time.Time) []string
 	return out
 }
 
+// scrubClock is the time a run's scrub compares ctimes with, read when the
+// run starts: the kernel's coarse clock, which stamps a file's ctime. It
+// lags time.Now by a tick or more, so a file made within milliseconds of
+// time.Now would look older than the run; made after scrubClock, it has a
+// ctime no earlier.
+func scrubClock() time.Time {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts); err != nil {
+		return time.Now().Add(-time.Second)
+	}
+	return time.Unix(ts.Unix())
+}
+
 // planted reports whether the directory p is a bare repository (HEAD,
 // objects/ and refs/ side by side) one of whose three parts changed since
-// started.
+// started (a scrubClock reading: the same tick counts).
 func planted(p string, started time.Time) bool {
 	var head, objects, refs unix.Stat_t
 	if unix.Lstat(p+"/HEAD", &head) != nil || head.Mode&unix.S_IFMT != unix.S_IFREG ||
@@ -230,7 +243,7 @@ func planted(p string, started time.Time) bool {
 		return false
 	}
 	for _, st := range []unix.Stat_t{head, objects, refs} {
-		if time.Unix(st.Ctim.Unix()).After(started) {
+		if !time.Unix(st.Ctim.Unix()).Before(started) {
 			return true
 		}
 	}

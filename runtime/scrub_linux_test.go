@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -95,5 +97,25 @@ func TestPlantedBareRepos(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("plantedBareRepos = %q\nwant %q", got, want)
+	}
+}
+
+// TestPlantedBareReposRightAway: a bare repository made in the very
+// moment the run starts is found. The kernel stamps a new file's ctime
+// with its coarse clock, a tick or more behind time.Now: a command that
+// starts within a millisecond (in a sandbox of cordon serve's) made files
+// that looked older than the run.
+func TestPlantedBareReposRightAway(t *testing.T) {
+	root := t.TempDir()
+	for i := range 10 {
+		p := filepath.Join(root, strconv.Itoa(i))
+		since := scrubClock()
+		plant := exec.Command("sh", "-c", `mkdir -p "$1/objects" "$1/refs" && echo "ref: refs/heads/main" > "$1/HEAD"`, "sh", p)
+		if out, err := plant.CombinedOutput(); err != nil {
+			t.Fatalf("plant: %v: %s", err, out)
+		}
+		if !planted(p, since) {
+			t.Fatalf("a bare repository made right after the run started (try %d) is not found", i+1)
+		}
 	}
 }

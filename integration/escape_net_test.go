@@ -223,22 +223,19 @@ CORDON_IT_ESCAPE=front "$HELPER" ` + netServerAddr + `:443 allowed.cordon-test a
 }
 
 // TestEscapeNetwork runs the network attacks on the test network, in the
-// sandbox (nothing arrives) and unguarded (they arrive), as root and as an
-// unprivileged user.
+// sandbox, cold and through cordon serve (nothing arrives), and unguarded
+// (they arrive), as root and as an unprivileged user.
 func TestEscapeNetwork(t *testing.T) {
 	t.Parallel()
 	requires(t, netNeedRoot, needTool("ip"), needTool("curl"))
 	f := newNetFixture(t)
 	eachCaller(t, func(t *testing.T, c *caller) {
 		for _, tc := range netEscapeCases(f) {
-			for _, guarded := range []bool{true, false} {
-				how := "sandboxed"
-				if !guarded {
-					how = "unguarded"
-				}
-				t.Run(how+"/"+tc.name, func(t *testing.T) {
+			for _, how := range []runHow{cold, warm, unguarded} {
+				name := map[runHow]string{cold: "sandboxed", warm: "warm", unguarded: "unguarded"}[how]
+				t.Run(name+"/"+tc.name, func(t *testing.T) {
 					t.Parallel()
-					runCase(t, c, tc, guarded)
+					runCase(t, c, tc, how)
 				})
 			}
 		}

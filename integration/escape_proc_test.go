@@ -97,7 +97,7 @@ func procCases() []escCase {
 
 // boxProcs counts the processes of the box on the host.
 func boxProcs(e *escEnv) int {
-	return len(procsWhere(func(p proc) bool { return p.env(boxEnv) == e.b.token }))
+	return len(procsWhere(func(p proc) bool { return p.env(boxEnv) == e.b.token && p.pid != e.daemon }))
 }
 
 // hostResponsive starts a process on the host while the attack runs and

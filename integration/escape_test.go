@@ -133,6 +133,12 @@ type escEnv struct {
 	// ctty makes stdin the controlling terminal of a new session (of
 	// cordon, or of the unguarded attack).
 	ctty bool
+	// serve, when set, is the cordon serve the sandboxed runs go through
+	// (TestEscapeWarm); nil for a cold run.
+	serve *serveBox
+	// daemon is the pid of that cordon serve, which runs with the box's
+	// environment and is no process of the attack's.
+	daemon int
 }
 
 func (e *escEnv) set(name, value string) { e.vars = append(e.vars, name+"="+value) }
@@ -163,18 +169,18 @@ func (e *escEnv) secret(rel string) string {
 // read-only, ~/.ssh, ~/.aws, ~/.netrc and the other credential stores
 // hidden, no unix sockets): .env files hidden in the home and anywhere in
 // the workspace, and the network limited to one domain through the proxy.
-func (e *escEnv) settings() string {
+func (e *escEnv) settings(warm bool) string {
 	return fmt.Sprintf(`{"sandbox": {
   "filesystem": {"denyRead": ["~/.env", "//%s/**/.env"]},
   "network": {"allowedDomains": ["allowed.cordon-test"]}
-}}`, e.b.ws)
+}, "cordon": {"serve": %t}}`, e.b.ws, warm)
 }
 
 // newEscEnv makes the box of one run and plants what every case expects.
-func newEscEnv(t *testing.T, c *caller, guarded bool) *escEnv {
+func newEscEnv(t *testing.T, c *caller, how runHow) *escEnv {
 	t.Helper()
 	b := newBox(t, c)
-	e := &escEnv{t: t, b: b, guarded: guarded, token: "t" + randomHex(6)}
+	e := &escEnv{t: t, b: b, guarded: how != unguarded, token: "t" + randomHex(6)}
 	for _, content := range b.secrets {
 		e.secrets = append(e.secrets, content[strings.LastIndex(content, "secret-"):])
 	}
@@ -183,7 +189,11 @@ func newEscEnv(t *testing.T, c *caller, guarded bool) *escEnv {
 	e.secret("ws/app/.env")
 	e.plant("ws/app/main.go", "package main\n", 0o644)
 	e.plant("home/.bashrc", "# the caller's own\n", 0o644)
-	e.plant("escape.json", e.settings(), 0o644)
+	e.plant("escape.json", e.settings(how == warm), 0o644)
+	if how == warm {
+		root, env := privateState(t, b)
+		e.serve = &serveBox{box: b, root: root, stateEnv: env}
+	}
 	e.set("HELPER", helperBin)
 	e.set("TOKEN", e.token)
 	e.set("WS", b.ws)
@@ -218,6 +228,12 @@ func (e *escEnv) runScript(c escCase, script string) result {
 	if e.guarded {
 		flags := append([]string{"--settings", filepath.Join(e.b.dir, "escape.json")}, c.flags...)
 		s := runSpec{flags: append(flags, e.flags...), args: []string{"sh", "-c", script}, env: e.vars}
+		if e.serve != nil {
+			// The command says on stderr whether its sandbox was a pooled
+			// one (see whoRuns), before the attack.
+			s.args[2] = whoRuns + " >&2\n" + script
+			s.env = append(slices.Clone(e.vars), e.serve.stateEnv)
+		}
 		cmd = e.b.command(ctx, s, runArgs(s)...)
 		if e.cordon != "" {
 			cmd.Path, cmd.Args[0] = e.cordon, e.cordon
@@ -287,6 +303,16 @@ func (e *escEnv) runScript(c escCase, script string) result {
 	if !e.guarded {
 		how = "unguarded"
 	}
+	if e.serve != nil {
+		how = "through cordon serve"
+		// A run the daemon declined was a cold one, which TestEscape
+		// judges already: this one is about the pooled sandboxes. (Exit
+		// 125 is cordon refusing to run anything: a sandbox made for the
+		// command failed its mount checks.)
+		if e.cordon == "" && r.code != 125 && !containsLine(r.stderr, "warm") {
+			e.t.Errorf("the attack did not run in a pooled sandbox of cordon serve: stderr %q", clip(r.stderr))
+		}
+	}
 	e.t.Logf("%s: exit %d\n--- stdout:\n%s--- stderr:\n%s", how, r.code, clip(r.stdout), clip(r.stderr))
 	return r
 }
@@ -305,7 +331,8 @@ func (e *escEnv) outsideChanged() []string {
 }
 
 func (e *escEnv) snapshotOutside() map[string]string {
-	s := snapshot(e.t, e.b.dir, "ws")
+	// cordon serve's state directory changes while it is walked.
+	s := snapshot(e.t, e.b.dir, "ws", "state-root")
 	for k := range s {
 		// cordon's own record of what it refused.
 		if k == "state" || strings.HasPrefix(k, "state/") {
@@ -386,7 +413,22 @@ func TestEscape(t *testing.T) {
 		for _, tc := range allCases() {
 			t.Run(tc.cat+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				runCase(t, c, tc, true)
+				runCase(t, c, tc, cold)
+			})
+		}
+	})
+}
+
+// TestEscapeWarm runs every attack through cordon serve, as root and as an
+// unprivileged user: in a sandbox made before the command came, which the
+// daemon hands the command, its environment and its descriptors.
+func TestEscapeWarm(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		for _, tc := range allCases() {
+			t.Run(tc.cat+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				runCase(t, c, tc, warm)
 			})
 		}
 	})
@@ -403,27 +445,40 @@ func TestEscapeCanFail(t *testing.T) {
 			}
 			t.Run(tc.cat+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				runCase(t, c, tc, false)
+				runCase(t, c, tc, unguarded)
 			})
 		}
 	})
 }
 
+// runHow is how runCase runs a case.
+type runHow int
+
+const (
+	cold      runHow = iota // sandboxed by cordon run itself
+	warm                    // sandboxed through cordon serve
+	unguarded               // with the sandbox off
+)
+
 // runCase runs one case one way and judges it.
-func runCase(t *testing.T, c *caller, tc escCase, guarded bool) {
+func runCase(t *testing.T, c *caller, tc escCase, how runHow) {
 	t.Helper()
+	guarded := how != unguarded
 	needs := slices.Clone(tc.needs)
 	for _, tool := range tc.tools {
 		needs = append(needs, needTool(tool))
 	}
 	requires(t, needs...)
-	e := newEscEnv(t, c, guarded)
+	e := newEscEnv(t, c, how)
 	if tc.setup != nil {
 		tc.setup(e)
 	}
 	e.b.chown()
 	for _, f := range e.afterChown {
 		f()
+	}
+	if e.serve != nil {
+		e.daemon = e.serve.serve("--pool", "1").Pid
 	}
 	e.before = e.snapshotOutside()
 	var breaches []string

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -235,7 +236,7 @@ func newFSBox(t *testing.T, c *caller, opts ...boxOpt) *box {
 
 // snapshot describes every file below dir (except the top-level entry
 // skip): type, mode, owner, size, content hash or link target.
-func snapshot(t *testing.T, dir, skip string) map[string]string {
+func snapshot(t *testing.T, dir string, skip ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -243,7 +244,7 @@ func snapshot(t *testing.T, dir, skip string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if skip != "" && rel == skip {
+		if slices.Contains(skip, rel) {
 			return filepath.SkipDir
 		}
 		fi, err := os.Lstat(p)

@@ -61,6 +61,11 @@ func bridgeBench(cordon string, n int) error {
 	if maxrss, err := buildC(work, "maxrss", maxrssSource); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: peak RSS not measured: %v\n", err)
 	} else {
+		for _, c := range cs {
+			if err := evict(c.argv[0]); err != nil {
+				return err
+			}
+		}
 		for range rssRuns {
 			for _, c := range cs {
 				rss, err := peakRSS(maxrss, c)

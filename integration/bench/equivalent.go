@@ -188,7 +188,7 @@ func checkEquivalent(c *contender, argv []string, filtered bool) error {
 	}
 	check := *c
 	check.argv = append(slices.Clone(argv), sh, "-c",
-		`grep -E '^Seccomp:' /proc/self/status; cat /proc/self/uid_map; touch /etc/cordon-bench-probe 2>/dev/null && echo writable`)
+		`grep -E '^Seccomp:' /proc/self/status; cat /proc/self/uid_map; touch /etc/cordon-bench-probe 2>/dev/null && echo writable; true`)
 	out := &limited{}
 	cmd := exec.Command(check.argv[0], check.argv[1:]...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = check.dir, out, out

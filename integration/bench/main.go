@@ -194,6 +194,11 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 	if maxrss, err := buildC(work, "maxrss", maxrssSource); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: peak RSS not measured: %v\n", err)
 	} else {
+		for _, c := range cs {
+			if err := evict(c.argv[0]); err != nil {
+				return err
+			}
+		}
 		for range rssRuns {
 			for _, c := range cs {
 				rss, err := peakRSS(maxrss, c)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,8 +46,15 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		p.connect(w, r, d)
 		return
 	}
-	p.forward.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), decisionKey{}, d)))
+	var upgraded atomic.Bool // set by ModifyResponse, which holds the connection
+	ctx := context.WithValue(r.Context(), decisionKey{}, d)
+	p.forward.ServeHTTP(w, r.WithContext(context.WithValue(ctx, upgradeKey{}, &upgraded)))
+	if upgraded.Load() {
+		p.release()
+	}
 }
+
+type upgradeKey struct{}
 
 // refuseHTTP answers a refusal: 403 and X-Proxy-Error with the reason, or
 // 502 when the name did not resolve.
@@ -83,6 +91,8 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d Decision) {
 		upstream.Close()
 		return
 	}
+	p.hold() // the HTTP server released it: the tunnel counts it
+	defer p.release()
 	if pc, ok := client.(*prefixConn); ok {
 		client = pc.raw()
 	}
@@ -156,6 +166,15 @@ func (p *Proxy) newForwarder() *httputil.ReverseProxy {
 			// RFC 9112 3.2.2: a proxy replaces Host with the target's
 			// authority, so the Host sent is the name that was checked
 			pr.Out.Host = ""
+		},
+		// an upgraded connection (101) is hijacked, and relayed until
+		// ServeHTTP returns: it counts while it is
+		ModifyResponse: func(resp *http.Response) error {
+			if u, ok := resp.Request.Context().Value(upgradeKey{}).(*atomic.Bool); ok && resp.StatusCode == http.StatusSwitchingProtocols && !u.Load() {
+				p.hold()
+				u.Store(true)
+			}
+			return nil
 		},
 		Transport:  t,
 		BufferPool: bodyBuffers{},

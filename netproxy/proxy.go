@@ -81,6 +81,7 @@ type Proxy struct {
 	conns     map[net.Conn]struct{}
 	asks      map[string]*askCall
 	asking    int // questions without an answer yet
+	active    int // client connections being served (see admit)
 	wg        sync.WaitGroup
 }
 
@@ -93,6 +94,12 @@ const (
 	defaultDial       = 30 * time.Second
 	perAddressDial    = 10 * time.Second
 )
+
+// maxConns bounds the client connections one proxy serves at once. Each
+// is a descriptor and a goroutine of cordon's on the host (two descriptors
+// for a tunnel), outside the sandbox's own limits: a command must not be
+// able to exhaust them. A connection beyond it is closed at once.
+const maxConns = 1024
 
 // New checks the configuration and returns a Proxy that serves nothing
 // until Serve is called.
@@ -157,7 +164,12 @@ func (p *Proxy) Serve(l net.Listener) error {
 			return err
 		}
 		backoff = 0
+		if !p.admit() {
+			c.Close()
+			continue
+		}
 		if !p.begin(c) {
+			p.release()
 			c.Close()
 			return ErrClosed
 		}
@@ -200,6 +212,33 @@ func (p *Proxy) Close() error {
 	}
 	p.wg.Wait()
 	return nil
+}
+
+// admit counts a new client connection; false when maxConns are served.
+func (p *Proxy) admit() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active >= maxConns {
+		return false
+	}
+	p.active++
+	return true
+}
+
+// hold counts a connection that is served on, as a tunnel after the HTTP
+// server let go of it, whatever the limit.
+func (p *Proxy) hold() {
+	p.mu.Lock()
+	p.active++
+	p.mu.Unlock()
+}
+
+// release uncounts a client connection that ended or that the HTTP
+// server let go of.
+func (p *Proxy) release() {
+	p.mu.Lock()
+	p.active = max(p.active-1, 0)
+	p.mu.Unlock()
 }
 
 func (p *Proxy) isClosed() bool {
@@ -249,20 +288,24 @@ func (p *Proxy) serveConn(c net.Conn) {
 	if _, err := io.ReadFull(c, b[:]); err != nil {
 		p.untrack(c)
 		c.Close()
+		p.release()
 		return
 	}
 	c.SetReadDeadline(time.Time{})
 	if b[0] == socksVersion {
+		defer p.release()
 		defer p.untrack(c)
 		defer c.Close()
 		p.serveSOCKS(c)
 		return
 	}
-	// the HTTP server owns the connection from here; its Close ends it
+	// the HTTP server owns the connection from here; its Close ends it,
+	// and its ConnState releases it
 	p.untrack(c)
 	p.startHTTP()
 	if !p.httpConn.push(&prefixConn{Conn: c, first: b[:]}) {
 		c.Close()
+		p.release()
 	}
 }
 
@@ -334,6 +377,13 @@ func (p *Proxy) startHTTP() {
 			ReadHeaderTimeout: handshakeTimeout,
 			IdleTimeout:       idleTimeout,
 			BaseContext:       func(net.Listener) context.Context { return p.ctx },
+			// a hijacked connection (a tunnel, an upgrade) is held again
+			// by its handler for as long as it is served
+			ConnState: func(_ net.Conn, s http.ConnState) {
+				if s == http.StateClosed || s == http.StateHijacked {
+					p.release()
+				}
+			},
 			// the sandboxed command's mistakes are not cordon's to log
 			ErrorLog: log.New(io.Discard, "", 0),
 		}

@@ -15,6 +15,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -625,5 +626,76 @@ func TestDialConnect(t *testing.T) {
 	var re *RefusedError
 	if !errors.As(err, &re) || !errors.Is(err, ErrRefused) || re.Reason != ReasonAllowlist || !strings.Contains(re.Message, "--allow-domain unlisted.test") {
 		t.Errorf("refusal: %#v", err)
+	}
+}
+
+// TestConnLimit: a command that opens connection after connection to the
+// proxy (each one a descriptor and a goroutine of cordon's, outside the
+// sandbox's limits) gets at most maxConns of them served at once; the
+// next is closed at once, and served again when one ends.
+func TestConnLimit(t *testing.T) {
+	r := newE2E(t)
+	up := newUpstream(t, false, nil)
+	var held []net.Conn
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	echo := echoServer(t, "tcp4", "127.0.0.1:0")
+	// idle ones, HTTP ones kept alive, SOCKS ones in the handshake, tunnels
+	for i := range maxConns {
+		if i%4 == 3 {
+			c, _, resp := connectRaw(t, r.http, fmt.Sprintf("allowed.test:%d", echo), "")
+			if resp.StatusCode != 200 {
+				t.Fatalf("connection %d: CONNECT: %s", i, resp.Status)
+			}
+			held = append(held, c)
+			continue
+		}
+		c, err := net.Dial("tcp", r.http)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		switch i % 4 {
+		case 1:
+			fmt.Fprintf(c, "GET http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\n\r\n", up.port)
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("connection %d: %v", i, err)
+			}
+			resp.Body.Close()
+		case 2:
+			c.Write([]byte{5})
+		}
+	}
+	over := func() error {
+		c, err := net.Dial("tcp", r.http)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\n\r\n", up.port)
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	if err := over(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("connection %d: %v; want it closed at once", maxConns+1, err)
+	}
+	held[0].Close()
+	held = held[1:]
+	deadline := time.Now().Add(5 * time.Second)
+	for err := over(); err != nil; err = over() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after one ended, a new connection: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -71,7 +71,8 @@ func classify(a netip.Addr, own []netip.Addr) string {
 
 // embeddedIPv4 returns the IPv4 address an IPv6 address delivers to:
 // IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), the
-// NAT64 well-known prefix (64:ff9b::/96) and 6to4 (2002::/16). Every check
+// NAT64 well-known prefix (64:ff9b::/96), a /96 NAT64 prefix in the
+// local-use 64:ff9b:1::/48 (RFC 8215) and 6to4 (2002::/16). Every check
 // applied to an address applies to the one it carries too.
 func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 	if !a.Is6() || a.Is4In6() {
@@ -90,6 +91,7 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 	case b[0] == 0x20 && b[1] == 0x02:
 		return netip.AddrFrom4([4]byte(b[2:6])), true
 	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && zero(4, 12),
+		b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1 && zero(8, 12),
 		zero(0, 12) && !a.IsLoopback() && !a.IsUnspecified(),
 		zero(0, 8) && b[8] == 0xff && b[9] == 0xff && zero(10, 12):
 		return netip.AddrFrom4([4]byte(b[12:16])), true

@@ -157,8 +157,12 @@ func TestEmbeddedIPv4(t *testing.T) {
 		"::1":                "",
 		"::":                 "",
 		"2001:db8::1":        "",
-		"64:ff9b:1::a9fe":    "",
-		"198.51.100.1":       "",
+		// RFC 8215's local-use prefix, /96 translators inside it
+		"64:ff9b:1::a9fe:a9fe":     "169.254.169.254",
+		"64:ff9b:1:ab12::7f00:1":   "127.0.0.1",
+		"64:ff9b:1:ab12:1::7f00:1": "",
+		"64:ff9b:2::a9fe:a9fe":     "",
+		"198.51.100.1":             "",
 	} {
 		got, ok := embeddedIPv4(netip.MustParseAddr(in))
 		if ok != (want != "") || ok && got.String() != want {

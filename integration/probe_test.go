@@ -435,7 +435,11 @@ func checkDoctorCache(t *testing.T, b *box, cacheEnv string, first doctorReport)
 	if a, b := fmt.Sprintf("%+v", first), fmt.Sprintf("%+v", second); a != b {
 		t.Errorf("cached answer differs:\nfirst  %s\nsecond %s", a, b)
 	}
-	file := filepath.Join(strings.TrimPrefix(cacheEnv, "XDG_CACHE_HOME="), "cordon", "probe.json")
+	files, _ := filepath.Glob(filepath.Join(strings.TrimPrefix(cacheEnv, "XDG_CACHE_HOME="), "cordon", "probe-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v, want one (one binary, one caller)", files)
+	}
+	file := files[0]
 	var st unix.Stat_t
 	must(t, unix.Stat(file, &st))
 	if int(st.Uid) != b.c.uid || st.Mode&0o077 != 0 {

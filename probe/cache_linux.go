@@ -2,13 +2,17 @@ package probe
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,8 +20,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cacheFile is the cache's name in CacheDir.
-const cacheFile = "probe.json"
+// A cache directory holds a file per key (cachePath), so that callers
+// with different keys — two cordon binaries, an integration test's and the
+// installed one — do not probe over each other's result; at most
+// maxCacheEntries, the oldest removed when a new one is written.
+const maxCacheEntries = 8
+
+// cachePath is key's file in dir: probe-HASH.json, HASH from the key.
+func cachePath(dir string, key cacheKey) string {
+	data, _ := json.Marshal(key)
+	sum := sha256.Sum256(data)
+	return filepath.Join(dir, "probe-"+hex.EncodeToString(sum[:8])+".json")
+}
 
 // cacheSchema changes whenever Result or the probes change meaning: an
 // older cache is then ignored.
@@ -186,11 +200,12 @@ func readCache(dir string, key cacheKey) (Result, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || !ownedPrivate(&st) {
 		return Result{}, fmt.Errorf("cache directory %s is not a directory of uid %d closed to others", dir, os.Geteuid())
 	}
-	fd, err := unix.Open(filepath.Join(dir, cacheFile), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	path := cachePath(dir, key)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return Result{}, err
 	}
-	f := os.NewFile(uintptr(fd), filepath.Join(dir, cacheFile))
+	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	if err := unix.Fstat(fd, &st); err != nil {
 		return Result{}, err
@@ -217,7 +232,8 @@ func readCache(dir string, key cacheKey) (Result, error) {
 	return e.Result, nil
 }
 
-// writeCache replaces the cache file atomically.
+// writeCache replaces key's cache file atomically, then removes the
+// oldest files beyond maxCacheEntries.
 func writeCache(dir string, key cacheKey, r Result) error {
 	if dir == "" {
 		return errors.New("no cache directory")
@@ -252,5 +268,34 @@ func writeCache(dir string, key cacheKey, r Result) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, cacheFile))
+	if err := os.Rename(tmp.Name(), cachePath(dir, key)); err != nil {
+		return err
+	}
+	pruneCache(dir)
+	return nil
+}
+
+// pruneCache keeps the newest maxCacheEntries cache files of dir, and
+// removes the single probe.json of cordon's earlier releases.
+func pruneCache(dir string) {
+	_ = os.Remove(filepath.Join(dir, "probe.json"))
+	paths, _ := filepath.Glob(filepath.Join(dir, "probe-*.json"))
+	if len(paths) <= maxCacheEntries {
+		return
+	}
+	type entry struct {
+		path  string
+		mtime int64
+	}
+	var es []entry
+	for _, p := range paths {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
+			es = append(es, entry{p, st.Mtim.Nano()})
+		}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(b.mtime, a.mtime) })
+	for _, e := range es[min(len(es), maxCacheEntries):] {
+		_ = os.Remove(e.path)
+	}
 }

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,7 +93,11 @@ func TestLoadCaches(t *testing.T) {
 	if diff := cmp.Diff(first, second); diff != "" {
 		t.Errorf("cached result differs (-probed +cached):\n%s", diff)
 	}
-	fi, err := os.Stat(filepath.Join(dir, cacheFile))
+	key, err := currentKey("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(cachePath(dir, key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +118,8 @@ func TestLoadTimeoutNotCached(t *testing.T) {
 	if r.UserNamespaces.Cause != CauseTimeout {
 		t.Errorf("userNamespaces = %+v, want cause %s", r.UserNamespaces, CauseTimeout)
 	}
-	if _, err := os.Stat(filepath.Join(dir, cacheFile)); err == nil {
-		t.Error("a result with timeouts was cached")
+	if files, _ := filepath.Glob(filepath.Join(dir, "probe-*.json")); len(files) > 0 {
+		t.Errorf("a result with timeouts was cached: %v", files)
 	}
 	resetMemo()
 }
@@ -169,7 +174,7 @@ func TestReadCacheRejects(t *testing.T) {
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(dir, cacheFile)
+			path := cachePath(dir, key)
 			if tc.symlink {
 				real := filepath.Join(t.TempDir(), "real.json")
 				must(t, os.WriteFile(real, tc.content, tc.mode))
@@ -194,7 +199,8 @@ func TestReadCacheRejects(t *testing.T) {
 func TestLoadReplacesBadCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	must(t, os.Mkdir(dir, 0o700))
-	must(t, os.WriteFile(filepath.Join(dir, cacheFile), []byte(`{"key":`), 0o600))
+	key, _ := currentKey("")
+	must(t, os.WriteFile(cachePath(dir, key), []byte(`{"key":`), 0o600))
 	resetMemo()
 	r, err := Load(context.Background(), Options{CacheDir: dir})
 	if err != nil {
@@ -203,7 +209,6 @@ func TestLoadReplacesBadCache(t *testing.T) {
 	if r.Cached {
 		t.Error("a corrupt cache was used")
 	}
-	key, _ := currentKey("")
 	if _, err := readCache(dir, key); err != nil {
 		t.Errorf("the corrupt cache was not replaced: %v", err)
 	}
@@ -237,6 +242,48 @@ func BenchmarkLoadCached(b *testing.B) {
 		r, err := Load(context.Background(), Options{CacheDir: dir})
 		if err != nil || !r.Cached {
 			b.Fatal("not cached", err)
+		}
+	}
+}
+
+// TestCacheKeys: results for different keys (two binaries) are kept side
+// by side, at most maxCacheEntries of them, the newest.
+func TestCacheKeys(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	key, err := currentKey("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// cordon's earlier single file is removed by the first write.
+	must(t, os.MkdirAll(dir, 0o700))
+	must(t, os.WriteFile(filepath.Join(dir, "probe.json"), []byte("{}"), 0o600))
+	keys := make([]cacheKey, maxCacheEntries+3)
+	for i := range keys {
+		keys[i] = key
+		keys[i].Binary = fmt.Sprintf("%s #%d", key.Binary, i)
+		r := Result{EUID: key.EUID, BootID: key.BootID, Kernel: fmt.Sprint(i)}
+		if err := writeCache(dir, keys[i], r); err != nil {
+			t.Fatal(err)
+		}
+		// distinct mtimes, whatever the file system's granularity
+		ts := time.Unix(1_700_000_000+int64(i), 0)
+		must(t, os.Chtimes(cachePath(dir, keys[i]), ts, ts))
+		if i > 0 {
+			// the one before is still there, and still its own
+			got, err := readCache(dir, keys[i-1])
+			if err != nil || got.Kernel != fmt.Sprint(i-1) {
+				t.Fatalf("after writing key %d, key %d: %+v, %v", i, i-1, got, err)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "probe*.json"))
+	if len(files) != maxCacheEntries {
+		t.Errorf("%d cache files, want %d: %v", len(files), maxCacheEntries, files)
+	}
+	for i, k := range keys {
+		_, err := readCache(dir, k)
+		if kept := i >= len(keys)-maxCacheEntries; kept != (err == nil) {
+			t.Errorf("key %d: readCache error %v, want kept=%v", i, err, kept)
 		}
 	}
 }

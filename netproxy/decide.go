@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -344,14 +345,17 @@ func (p *Proxy) runAsk(key string, c *askCall, q Question) {
 }
 
 // printable makes a host the client sent safe to log and show: the
-// sandbox chooses it, and escape sequences must not reach a terminal.
+// sandbox chooses it, and neither escape sequences nor format characters
+// (bidi overrides that reorder the rest of a line, zero-width ones) nor
+// line separators must reach a terminal.
 func printable(s string) string {
 	const max = 255
 	if len(s) > max {
 		s = s[:max] + "..."
 	}
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError ||
+			unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
 			return '?'
 		}
 		return r

@@ -310,10 +310,17 @@ func TestInvalidHostIsPrintable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	d := p.decideQuietly(context.Background(), "socks5", "evil\x1b[2J\x1b]0;pwned\x07\xff.test"+strings.Repeat("a", 300), 80)
-	for _, s := range []string{d.Host, d.String(), d.Message()} {
-		if strings.ContainsAny(s, "\x1b\x07") || !utf8.ValidString(s) || len(s) > 1000 {
-			t.Errorf("not printable: %q", s)
+	for _, host := range []string{
+		"evil\x1b[2J\x1b]0;pwned\x07\xff.test" + strings.Repeat("a", 300),
+		// bidi overrides and isolates reorder what a terminal shows after
+		// them ("Trojan Source"); zero-width and line separators hide text
+		"moc.elpmaxe\u202e.test", "a\u2066b\u2069\u200b\ufeff\u2028\u2029.test",
+	} {
+		d := p.decideQuietly(context.Background(), "socks5", host, 80)
+		for _, s := range []string{d.Host, d.String(), d.Message()} {
+			if strings.ContainsAny(s, "\x1b\x07\u202e\u2066\u2069\u200b\ufeff\u2028\u2029") || !utf8.ValidString(s) || len(s) > 1000 {
+				t.Errorf("not printable: %q", s)
+			}
 		}
 	}
 }

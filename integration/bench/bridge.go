@@ -58,23 +58,8 @@ func bridgeBench(cordon string, n int) error {
 		cpuDiffs = append(cpuDiffs, cpu[with][i]-cpu[without][i])
 	}
 
-	if maxrss, err := buildC(work, "maxrss", maxrssSource); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: peak RSS not measured: %v\n", err)
-	} else {
-		for _, c := range cs {
-			if err := evict(c.argv[0]); err != nil {
-				return err
-			}
-		}
-		for range rssRuns {
-			for _, c := range cs {
-				rss, err := peakRSS(maxrss, c)
-				if err != nil {
-					return fmt.Errorf("%s: %w", c.name, err)
-				}
-				c.rss = append(c.rss, rss)
-			}
-		}
+	if err := measureRSS(work, cs); err != nil {
+		return err
 	}
 
 	fmt.Printf("\ncordon run: startup with the network bridge (--allow-domain x.invalid) and without, /bin/true, %d runs each, interleaved\n\n", n)

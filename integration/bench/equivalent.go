@@ -189,21 +189,11 @@ func checkEquivalent(c *contender, argv []string, filtered bool) error {
 	check := *c
 	check.argv = append(slices.Clone(argv), sh, "-c",
 		`grep -E '^Seccomp:' /proc/self/status; cat /proc/self/uid_map; touch /etc/cordon-bench-probe 2>/dev/null && echo writable; true`)
-	out := &limited{}
-	cmd := exec.Command(check.argv[0], check.argv[1:]...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = check.dir, out, out
-	for _, name := range check.files {
-		f, err := os.Open(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	_, out, err := onceOutput(&check)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
 	}
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %v: %s", c.name, err, out.buf)
-	}
-	got := string(out.buf)
+	got := string(out)
 	switch {
 	case filtered && !strings.Contains(got, "Seccomp:\t2"):
 		return fmt.Errorf("%s: no seccomp filter in the sandbox: %s", c.name, got)

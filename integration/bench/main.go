@@ -191,23 +191,8 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 			c.wall = append(c.wall, d)
 		}
 	}
-	if maxrss, err := buildC(work, "maxrss", maxrssSource); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: peak RSS not measured: %v\n", err)
-	} else {
-		for _, c := range cs {
-			if err := evict(c.argv[0]); err != nil {
-				return err
-			}
-		}
-		for range rssRuns {
-			for _, c := range cs {
-				rss, err := peakRSS(maxrss, c)
-				if err != nil {
-					return fmt.Errorf("%s: %w", c.name, err)
-				}
-				c.rss = append(c.rss, rss)
-			}
-		}
+	if err := measureRSS(work, cs); err != nil {
+		return err
 	}
 	pool := d.stop()
 	report(cs, n)
@@ -247,6 +232,12 @@ func checkWarm(c *contender) error {
 const rssRuns = 11
 
 func once(c *contender) (time.Duration, error) {
+	d, _, err := onceOutput(c)
+	return d, err
+}
+
+// onceOutput is once, with the first 4 KiB of what the command printed.
+func onceOutput(c *contender) (time.Duration, []byte, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir, cmd.Env = c.dir, c.env
 	out := &limited{}
@@ -254,7 +245,7 @@ func once(c *contender) (time.Duration, error) {
 	for _, name := range c.files {
 		f, err := os.Open(name)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		defer f.Close()
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
@@ -263,9 +254,9 @@ func once(c *contender) (time.Duration, error) {
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, out.buf)
+		return 0, out.buf, fmt.Errorf("%v: %s", err, out.buf)
 	}
-	return d, nil
+	return d, out.buf, nil
 }
 
 type limited struct{ buf []byte }

@@ -80,6 +80,32 @@ func evict(path string) error {
 	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
 
+// measureRSS measures the peak RSS of every contender rssRuns times,
+// interleaved, through maxrss (built in work) once their executables have
+// been evicted. Without gcc it says so and measures nothing.
+func measureRSS(work string, cs []*contender) error {
+	maxrss, err := buildC(work, "maxrss", maxrssSource)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: peak RSS not measured: %v\n", err)
+		return nil
+	}
+	for _, c := range cs {
+		if err := evict(c.argv[0]); err != nil {
+			return err
+		}
+	}
+	for range rssRuns {
+		for _, c := range cs {
+			rss, err := peakRSS(maxrss, c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			c.rss = append(c.rss, rss)
+		}
+	}
+	return nil
+}
+
 // peakRSS runs c once through maxrss and returns its peak RSS in KiB.
 func peakRSS(maxrss string, c *contender) (int64, error) {
 	outFile := filepath.Join(filepath.Dir(maxrss), "maxrss.out")

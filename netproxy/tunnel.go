@@ -10,6 +10,9 @@ import (
 	"net/textproto"
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // A tunnel (CONNECT or SOCKS5) is allowed for the name the client asked
@@ -200,18 +203,29 @@ func (r *reader) skipVec(size int) bool {
 
 // httpHostNames reads the head of the first HTTP request in br and returns
 // the host of an absolute-form request-target and the value of every Host
-// field, ports removed: a server may route by any of them.
+// field, ports removed: a server may route by any of them. The first
+// request of HTTP/2 with prior knowledge counts too (its :authority and
+// host fields).
 func httpHostNames(br *bufio.Reader) ([]string, error) {
+	preface := []byte(http2.ClientPreface)
 	for {
 		b, _ := br.Peek(br.Buffered())
 		head := bytes.TrimLeft(b, "\r\n")
-		if !maybeRequestLine(head) {
+		switch {
+		case len(b) >= len(preface) && bytes.HasPrefix(b, preface):
+			if names, done, err := h2HostNames(b[len(preface):]); done {
+				return names, err
+			}
+		case bytes.HasPrefix(preface, b):
+			// the start of the preface: read on
+		case !maybeRequestLine(head):
 			// Not HTTP after all (a protocol that starts like a method):
 			// nothing to check.
 			return nil, errNoName
-		}
-		if end := headEnd(head); end >= 0 {
-			return requestNames(head[:end])
+		default:
+			if end := headEnd(head); end >= 0 {
+				return requestNames(head[:end])
+			}
 		}
 		if len(b) >= maxHello {
 			return nil, errors.New("request head too long")
@@ -220,6 +234,45 @@ func httpHostNames(br *bufio.Reader) ([]string, error) {
 			return nil, err
 		}
 	}
+}
+
+// h2HostNames reads the frames after an HTTP/2 client preface up to the
+// first HEADERS (with its CONTINUATIONs) and returns its :authority and
+// host, ports removed; done is false when more bytes are needed.
+func h2HostNames(b []byte) (names []string, done bool, err error) {
+	fr := http2.NewFramer(io.Discard, bytes.NewReader(b))
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	fr.MaxHeaderListSize = maxHello
+	for {
+		f, err := fr.ReadFrame()
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, true, fmt.Errorf("malformed HTTP/2 start: %w", err)
+		}
+		h, ok := f.(*http2.MetaHeadersFrame)
+		if !ok {
+			continue
+		}
+		for _, hf := range h.Fields {
+			if (hf.Name == ":authority" || hf.Name == "host") && hf.Value != "" {
+				names = append(names, withoutPort(hf.Value))
+			}
+		}
+		if len(names) == 0 {
+			return nil, true, errNoName
+		}
+		return names, true, nil
+	}
+}
+
+// withoutPort drops the port of host:port, and leaves anything else.
+func withoutPort(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return h
 }
 
 // maybeRequestLine reports whether b starts with an HTTP/1 request line
@@ -316,9 +369,7 @@ func requestNames(head []byte) ([]string, error) {
 		return nil, errNoName
 	}
 	for i, h := range names {
-		if host, _, err := net.SplitHostPort(h); err == nil {
-			names[i] = host
-		}
+		names[i] = withoutPort(h)
 	}
 	return names, nil
 }

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // clientHello returns the first bytes a TLS client sends for serverName.
@@ -75,6 +78,8 @@ func TestTunnelName(t *testing.T) {
 		{"a space before the colon", []byte("GET / HTTP/1.1\r\nHost : a.test\r\n\r\n"), "a.test", "http", nil},
 		{"a malformed head", []byte("GET / HTTP/1.1\r\n Host: a.test\r\n\r\n"), "", "http", errors.New("malformed")},
 		{"a digit first, no HTTP", []byte("1 2 3\r\n"), "", "http", errNoName},
+		{"HTTP/2 with prior knowledge", h2cRequest(t, "other.test:8080"), "other.test", "http", nil},
+		{"a cut HTTP/2 start", h2cRequest(t, "other.test")[:30], "", "http", io.EOF},
 		{"a method, then binary", []byte("GET \x00\x01"), "", "http", errNoName},
 		{"a cut ClientHello", hello[:40], "", "tls", io.EOF},
 		{"garbage after a handshake header", []byte{0x16, 3, 1, 0, 4, 9, 0, 0, 0}, "", "tls", errors.New("not a ClientHello")},
@@ -125,6 +130,9 @@ func TestTunnelFronting(t *testing.T) {
 		{"an unlisted Host, a space before the colon", []byte("GET / HTTP/1.1\r\nHost : unlisted.test\r\n\r\n"), false},
 		{"an unlisted second Host", []byte("GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: unlisted.test\r\n\r\n"), false},
 		{"an unlisted absolute-form target", []byte("GET http://unlisted.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"), false},
+		// HTTP/2 with prior knowledge: servers route by :authority
+		{"an unlisted :authority, h2c", h2cRequest(t, "unlisted.test"), false},
+		{"its own :authority, h2c", h2cRequest(t, "allowed.test"), true},
 		{"its own absolute-form target", []byte("GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"), true},
 	} {
 		for _, via := range []string{"connect", "connect early", "socks5"} {
@@ -170,19 +178,23 @@ func TestTunnelFronting(t *testing.T) {
 }
 
 // FuzzTunnelName: the reader of a tunnel's first bytes never panics, never
-// consumes what it reads, and returns only names that are in the bytes.
+// consumes what it reads, and returns only names that are in the bytes
+// (unless HTTP/2's encoding hides them).
 func FuzzTunnelName(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"))
 	f.Add([]byte("GET http://a.test/ HTTP/1.1\r\nHost: b.test:80\r\nHost : c.test\r\n\r\n"))
 	f.Add([]byte{0x16, 3, 1, 0, 4, 1, 0, 0, 0})
+	f.Add(h2cRequest(f, "a.test"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		br := bufio.NewReaderSize(bytes.NewReader(data), maxHello+tlsRecordMax)
 		names, _, err := tunnelName(br)
 		if err == nil && len(names) == 0 {
 			t.Fatal("no names and no error")
 		}
+		// HTTP/2 header fields may be Huffman-coded
+		h2 := bytes.HasPrefix(data, []byte(http2.ClientPreface))
 		for _, n := range names {
-			if !bytes.Contains(data, []byte(n)) {
+			if !h2 && !bytes.Contains(data, []byte(n)) {
 				t.Fatalf("name %q is not in the input", n)
 			}
 		}
@@ -190,4 +202,24 @@ func FuzzTunnelName(f *testing.F) {
 			t.Fatal("the bytes read were consumed")
 		}
 	})
+}
+
+// h2cRequest returns what an HTTP/2 client with prior knowledge sends
+// first for a request to authority: the preface, SETTINGS, HEADERS.
+func h2cRequest(t testing.TB, authority string) []byte {
+	t.Helper()
+	var b, hb bytes.Buffer
+	b.WriteString(http2.ClientPreface)
+	fr := http2.NewFramer(&b, nil)
+	if err := fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0}); err != nil {
+		t.Fatal(err)
+	}
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", authority}, {":path", "/"}} {
+		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

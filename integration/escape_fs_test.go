@@ -223,6 +223,26 @@ func protectCases() []escCase {
 			setup:  func(e *escEnv) { gitRepo(e) },
 			script: escHook(".git/hooks") + `; mv .git/hooks .git/h2; rm -rf .git/hooks; mkdir -p .git/hooks; ` + escHook(".git/hooks"),
 			breach: hostGitRuns(".", "commit", "-q", "--allow-empty", "-m", "next")},
+		{cat: catProtect, name: "the hooks and config of repositories below the workspace", tools: []string{"git"},
+			// A workspace holding other clones (~/code, a vendored
+			// checkout): the developer runs git in them next.
+			setup: func(e *escEnv) {
+				marker(e)
+				for _, dir := range []string{"sub", "org/proj"} {
+					d := filepath.Join(e.b.ws, dir)
+					must(e.t, os.MkdirAll(d, 0o755))
+					e.b.chown()
+					for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
+						if out, err := e.b.hostGit(d, args...); err != nil {
+							e.t.Fatalf("git %s in %s: %v\n%s", args, dir, err, out)
+						}
+					}
+				}
+			},
+			script: escHook("sub/.git/hooks") + `; printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$MARKER" >> org/proj/.git/config`,
+			breach: func(e *escEnv, r result) []string {
+				return append(hostGitRuns("sub", "commit", "-q", "--allow-empty", "-m", "next")(e, r), hostGitRuns("org/proj", "status")(e, r)...)
+			}},
 		{cat: catProtect, name: "core.fsmonitor in .git/config", tools: []string{"git"},
 			setup:  func(e *escEnv) { gitRepo(e) },
 			script: `git config core.fsmonitor "touch $MARKER; false"; printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$MARKER" >> .git/config; cp .git/config c && printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$MARKER" >> c && mv -f c .git/config`,

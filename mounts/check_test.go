@@ -2,6 +2,8 @@ package mounts
 
 import (
 	"io/fs"
+	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -101,6 +103,43 @@ func TestProtectLinks(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"/ws/dotfiles/bashrc"}, pr.Scrub); diff != "" {
 		t.Errorf("scrub (-want +got):\n%s", diff)
+	}
+}
+
+// TestProtectNestedRepos: the repositories below a writable root, down to
+// nestedRepoDepth, get the protection of its own .git, with the
+// directories from the root pinned; deeper ones, those in node_modules
+// and those behind a symlink are not looked for.
+func TestProtectNestedRepos(t *testing.T) {
+	dir := &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	file := &fstest.MapFile{Mode: 0o644}
+	host := fstest.MapFS{
+		"ws":                         dir,
+		"ws/sub/.git/hooks":          dir,
+		"ws/org/proj/.git/config":    file,
+		"ws/a/b/c/.git/hooks":        dir, // too deep
+		"ws/node_modules/x/.git":     dir,
+		"ws/link":                    &fstest.MapFile{Mode: fs.ModeSymlink | 0o777, Data: []byte("sub")},
+		"ws/wt/.git":                 &fstest.MapFile{Data: []byte("gitdir: /elsewhere\n")},
+		"ws/plain/dir/not-a-repo.go": file,
+	}
+	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".git/config"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Rule{
+		{Path: "/ws/org", Access: ReadWrite}, {Path: "/ws/org/proj", Access: ReadWrite},
+		{Path: "/ws/org/proj/.git", Access: ReadWrite}, {Path: "/ws/org/proj/.git/config", Access: ReadOnly},
+		{Path: "/ws/sub", Access: ReadWrite}, {Path: "/ws/sub/.git", Access: ReadWrite},
+		{Path: "/ws/sub/.git/hooks", Access: ReadOnly},
+		{Path: "/ws/wt", Access: ReadWrite}, {Path: "/ws/wt/.git", Access: ReadOnly},
+	}
+	// Each once, in any order (the plan merges them).
+	got := slices.Clone(pr.Rules)
+	slices.SortFunc(got, func(a, b Rule) int { return strings.Compare(a.Path, b.Path) })
+	got = slices.Compact(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
 	}
 }
 

@@ -50,15 +50,16 @@ func Protect(fsys fs.FS, roots, protected, gitProtected []string) (Protection, e
 	type job struct {
 		root      string
 		protected []string
+		writable  bool // one of roots, not a git directory
 	}
 	var pr Protection
 	seen := map[string]bool{}
 	var queue []job
 	for _, r := range roots {
-		queue = append(queue, job{r, protected})
+		queue = append(queue, job{r, protected, true})
 	}
 	for len(queue) > 0 {
-		root, list := queue[0].root, queue[0].protected
+		root, list, writable := queue[0].root, queue[0].protected, queue[0].writable
 		queue = queue[1:]
 		real, fi, err := Resolve(fsys, root)
 		if errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
@@ -71,6 +72,22 @@ func Protect(fsys fs.FS, roots, protected, gitProtected []string) (Protection, e
 			continue
 		}
 		seen[real] = true
+		if writable {
+			// Other repositories in the root (clones in ~/code, a vendored
+			// checkout) get what its own .git gets, from the root down:
+			// the directories on the way are pinned too.
+			var inGit []string
+			for _, rel := range list {
+				if strings.HasPrefix(rel, ".git/") {
+					inGit = append(inGit, rel)
+				}
+			}
+			for _, repo := range nestedRepos(fsys, real) {
+				for _, rel := range inGit {
+					list = append(list, repo+"/"+rel)
+				}
+			}
+		}
 		for _, rel := range expand(fsys, real, list) {
 			pr.protect(fsys, real, rel)
 		}
@@ -87,7 +104,7 @@ func Protect(fsys fs.FS, roots, protected, gitProtected []string) (Protection, e
 			}
 			// A git directory's hooks and config are protected wherever
 			// it lies.
-			queue = append(queue, job{gitdir, gitProtected})
+			queue = append(queue, job{gitdir, gitProtected, false})
 		}
 	}
 	return pr, nil
@@ -166,6 +183,47 @@ func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 		pr.Rules = append(pr.Rules, Rule{Path: next, Access: ReadWrite})
 		cur = next
 	}
+}
+
+// Bounds of the search for repositories below a writable root: how deep
+// (sub/.git, org/proj/.git), and how many directories it looks at.
+const (
+	nestedRepoDepth = 2
+	nestedRepoDirs  = 4096
+)
+
+// nestedRepos returns the directories below root, relative to it, that
+// hold a .git (a repository, or a worktree or submodule's .git file), at
+// most nestedRepoDepth deep. Symlinks are not followed, and
+// node_modules, where package managers keep no repositories a developer
+// works in, is not searched.
+func nestedRepos(fsys fs.FS, root string) []string {
+	var out []string
+	looked := 0
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		entries, err := fs.ReadDir(fsys, rel2fs(path.Join(root, rel)))
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if !e.IsDir() || e.Name() == ".git" || e.Name() == "node_modules" {
+				continue
+			}
+			if looked++; looked > nestedRepoDirs {
+				return
+			}
+			sub := path.Join(rel, e.Name())
+			if _, err := fs.Lstat(fsys, rel2fs(path.Join(root, sub, ".git"))); err == nil {
+				out = append(out, sub)
+			}
+			if depth < nestedRepoDepth {
+				walk(sub, depth+1)
+			}
+		}
+	}
+	walk("", 1)
+	return out
 }
 
 // gitDirs returns the real git directories of the repository at root and

@@ -65,6 +65,28 @@ mkdir -p a/b && cd a/b && echo "pwned $TOKEN" >> ../../../home/.bashrc`,
 			script: `echo "pwned $TOKEN" >&3; echo pwned > "/proc/self/fd/4/new-$TOKEN"; cd /proc/self/fd/4 && echo pwned > "cd-$TOKEN"
 for fd in 5 6 7 8 9; do echo "pwned $TOKEN" >&$fd; done 2>/dev/null; true`,
 			breach: outside},
+		{cat: catWrite, name: "reopen a read-only stdin for writing",
+			// cordon run <~/outside.txt: /proc/self/fd/0 opens the file
+			// anew, by its host path and mount, not the descriptor's mode.
+			setup: func(e *escEnv) {
+				f, err := os.Open(filepath.Join(e.b.home, "outside.txt"))
+				must(e.t, err)
+				e.t.Cleanup(func() { f.Close() })
+				e.stdin = f
+			},
+			script: `echo "pwned $TOKEN" > /proc/self/fd/0; echo "pwned $TOKEN" >> /dev/stdin; true`,
+			breach: outside},
+		{cat: catWrite, name: "a directory given as stdin",
+			// cordon run <~ (a directory opens read-only): the command
+			// walks from it by /proc/self/fd/0, on the host's mount.
+			setup: func(e *escEnv) {
+				d, err := os.Open(e.b.home)
+				must(e.t, err)
+				e.t.Cleanup(func() { d.Close() })
+				e.stdin = d
+			},
+			script: `echo "pwned $TOKEN" > "/proc/self/fd/0/new-$TOKEN"; echo "pwned $TOKEN" >> /proc/self/fd/0/outside.txt; cd /proc/self/fd/0 && echo pwned > "cd-$TOKEN"; true`,
+			breach: outside},
 		{cat: catWrite, name: "/dev/shm", setup: hostFile("/dev/shm"),
 			script: `echo "pwned $TOKEN" > "$HOSTFILE"`, breach: hostFileAbsent},
 		{cat: catWrite, name: "the host's /tmp", setup: hostFile("/tmp"),

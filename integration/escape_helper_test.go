@@ -30,7 +30,8 @@ import (
 //	CORDON_IT_ESCAPE=key-add DESC SECRET    add a key to the caller's user keyring, print its id
 //	CORDON_IT_ESCAPE=key-read DESC          find the key in the user keyring and print it
 //	CORDON_IT_ESCAPE=key-drop ID            unlink a key from the user keyring
-//	CORDON_IT_ESCAPE=syscall NAME           try bpf, userfaultfd, io_uring or perf_event_open
+//	CORDON_IT_ESCAPE=syscall NAME           try bpf, userfaultfd, io_uring, perf_event_open, unshare, clone,
+//	                                        clone3, open_tree, fsopen or open_by_handle_at
 //	CORDON_IT_ESCAPE=tiocsti TEXT           push TEXT into stdin's terminal input queue
 //	CORDON_IT_ESCAPE=tioclinux              ask stdin's terminal to paste its selection
 //	CORDON_IT_ESCAPE=setuid FILE TEXT       print the ids; append TEXT to FILE
@@ -39,6 +40,8 @@ import (
 //	CORDON_IT_ESCAPE=front ADDR SNI HOST PATH  a tunnel to ADDR (through $HTTPS_PROXY's CONNECT
 //	                                        when set), TLS naming SNI (none: plain HTTP), GET PATH for HOST
 //	CORDON_IT_ESCAPE=setns PID FILE         enter PID's namespaces through /proc/PID/ns, then read FILE
+//	CORDON_IT_ESCAPE=shm-hold SECRET        hold SECRET in a SysV shared memory segment of the caller's; sleep
+//	CORDON_IT_ESCAPE=shm-read               print every SysV shared memory segment /proc/sysvipc/shm lists
 //
 // Each attempt prints "NAME: ok" (or what it got) or "NAME: ERRNO".
 const escHelperEnv = "CORDON_IT_ESCAPE"
@@ -112,6 +115,10 @@ func escHelper(mode string, args []string) int {
 		return 0
 	case mode == "front" && len(args) == 4:
 		return escFront(args[0], args[1], args[2], args[3])
+	case mode == "shm-hold" && len(args) == 1:
+		return escShmHold(args[0])
+	case mode == "shm-read":
+		return escShmRead()
 	case mode == "setns" && len(args) == 2:
 		return escSetns(args[0], args[1])
 	case mode == "pidfd" && len(args) == 1:
@@ -195,6 +202,60 @@ func escVictim(secret string) int {
 		time.Sleep(time.Hour)
 		_ = buf[0]
 	}
+}
+
+// escShmHold holds secret in a SysV shared memory segment of the caller's
+// (mode 0600), removed when the process ends, says "ready" and sleeps.
+func escShmHold(secret string) int {
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		fmt.Println("shmget:", err)
+		return 1
+	}
+	b, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		fmt.Println("shmat:", err)
+		return 1
+	}
+	copy(b, secret)
+	// Gone with this process; Linux still lets others attach it until then.
+	_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	fmt.Println("ready")
+	for {
+		time.Sleep(time.Hour)
+		_ = b[0]
+	}
+}
+
+// escShmRead attaches every shared memory segment /proc/sysvipc/shm lists
+// and prints what it holds.
+func escShmRead() int {
+	data, err := os.ReadFile("/proc/sysvipc/shm")
+	if err != nil {
+		fmt.Println("read /proc/sysvipc/shm:", err)
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		id, err := strconv.Atoi(f[1])
+		if err != nil {
+			continue
+		}
+		n++
+		b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
+		if err != nil {
+			fmt.Printf("shmat %d: %v\n", id, err)
+			continue
+		}
+		fmt.Printf("shm %d: %s\n", id, strings.TrimRight(string(b[:min(len(b), 256)]), "\x00"))
+		_ = unix.SysvShmDetach(b)
+	}
+	fmt.Printf("%d segments\n", n)
+	return 0
 }
 
 // escVMRead reads LEN bytes at ADDR of PID: with process_vm_readv, then
@@ -289,12 +350,66 @@ func escSyscall(name string) int {
 		}
 	case "unshare":
 		err = unix.Unshare(unix.CLONE_NEWUSER | unix.CLONE_NEWNS)
+	case "clone":
+		// A child in a new user namespace, where it would hold every
+		// capability: clone's flags in a register, clone3's behind a
+		// pointer (which a seccomp filter cannot read).
+		err = cloneNewUser(unix.SYS_CLONE)
+	case "clone3":
+		err = cloneNewUser(unix.SYS_CLONE3)
+	case "open_tree":
+		var fd int
+		if fd, err = unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC); err == nil {
+			unix.Close(fd)
+		}
+	case "fsopen":
+		var fd int
+		if fd, err = unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC); err == nil {
+			unix.Close(fd)
+		}
+	case "open_by_handle_at":
+		// The handle of a file the command may read, opened again by
+		// inode: the way around the mounts (and a chroot) that needs no
+		// path.
+		var h unix.FileHandle
+		var mount, fd int
+		if h, mount, err = unix.NameToHandleAt(unix.AT_FDCWD, "/etc/passwd", 0); err == nil {
+			_ = mount
+			if fd, err = unix.OpenByHandleAt(unix.AT_FDCWD, h, unix.O_RDONLY|unix.O_CLOEXEC); err == nil {
+				unix.Close(fd)
+			}
+		}
 	default:
 		fmt.Printf("unknown system call %s\n", name)
 		return 2
 	}
 	try(name, err)
 	return 0
+}
+
+// cloneNewUser starts a child in a new user namespace with clone(2) or
+// clone3(2) (trap), which exits at once, and waits for it.
+func cloneNewUser(trap uintptr) error {
+	var pid uintptr
+	var e unix.Errno
+	if trap == unix.SYS_CLONE3 {
+		// struct clone_args: flags, pidfd, child_tid, parent_tid,
+		// exit_signal, and the rest zero.
+		args := [11]uint64{unix.CLONE_NEWUSER, 0, 0, 0, uint64(unix.SIGCHLD)}
+		pid, _, e = unix.RawSyscall(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&args[0])), unsafe.Sizeof(args), 0)
+	} else {
+		pid, _, e = unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	}
+	if e != 0 {
+		return e
+	}
+	if pid == 0 {
+		// The child: no Go code may run here.
+		unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+	var ws unix.WaitStatus
+	_, err := unix.Wait4(int(pid), &ws, 0, nil)
+	return err
 }
 
 // sinkConns accepts connections on l until the test ends, and writes

@@ -96,6 +96,17 @@ func privCases() []escCase {
 		{cat: catPriv, name: "a nested user namespace", tools: []string{"unshare"},
 			script: `unshare -Ur sh -c 'echo "inner uid $(id -u)"'; CORDON_IT_ESCAPE=syscall "$HELPER" unshare`,
 			breach: said("inner uid 0", "unshare: ok")},
+		{cat: catPriv, name: "a nested user namespace by clone and clone3",
+			script: `for c in clone clone3; do CORDON_IT_ESCAPE=syscall "$HELPER" $c; done`,
+			breach: said("clone: ok", "clone3: ok")},
+		{cat: catPriv, name: "the new mount API (open_tree, fsopen)", off: offRoot,
+			why:    "it needs CAP_SYS_ADMIN: refused to an unprivileged caller unguarded too",
+			script: `for c in open_tree fsopen; do CORDON_IT_ESCAPE=syscall "$HELPER" $c; done`,
+			breach: said("open_tree: ok", "fsopen: ok")},
+		{cat: catPriv, name: "open a file by its handle (open_by_handle_at)", off: offRoot,
+			why:    "it needs CAP_DAC_READ_SEARCH: refused to an unprivileged caller unguarded too",
+			script: `CORDON_IT_ESCAPE=syscall "$HELPER" open_by_handle_at`,
+			breach: said("open_by_handle_at: ok")},
 		{cat: catPriv, name: "enter the host's namespaces (setns)",
 			// A host process of the caller's, and the sandbox's PID 1
 			// (cordon's init, which is root in the user namespace it
@@ -118,6 +129,17 @@ nsenter -t 1 -a cat "$HOME/.ssh/id_ed25519"; true`,
 				e.set("VICTIM", h.args)
 			},
 			script: `CORDON_IT_ESCAPE=vmread "$HELPER" $VICTIM`,
+			breach: seen},
+		{cat: catPriv, name: "the caller's SysV shared memory",
+			// A host process of the caller's keeps data in a SysV segment
+			// (PostgreSQL, X's MIT-SHM, an IPC library): its IPC
+			// namespace is the host's.
+			setup: func(e *escEnv) {
+				s := "secret-shm-" + e.token
+				e.secrets = append(e.secrets, s)
+				startHostProc(e, e.b.dir, []string{escHelperEnv + "=shm-hold"}, helperBin, s)
+			},
+			script: `CORDON_IT_ESCAPE=shm-read "$HELPER"`,
 			breach: seen},
 		{cat: catPriv, name: "the user's kernel keyring",
 			setup: func(e *escEnv) {

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/net/http2"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,7 +39,9 @@ import (
 //	CORDON_IT_ESCAPE=fds                    open /dev/null until it fails; print how many
 //	CORDON_IT_ESCAPE=pidfd PID              signal PID through a pidfd
 //	CORDON_IT_ESCAPE=front ADDR SNI HOST PATH  a tunnel to ADDR (through $HTTPS_PROXY's CONNECT
-//	                                        when set), TLS naming SNI (none: plain HTTP), GET PATH for HOST
+//	                                        when set), TLS naming SNI (none: plain HTTP), GET PATH for HOST;
+//	                                        with CORDON_IT_FRONT=lower the method is "get", with =h2c the
+//	                                        request is HTTP/2 with prior knowledge
 //	CORDON_IT_ESCAPE=setns PID FILE         enter PID's namespaces through /proc/PID/ns, then read FILE
 //	CORDON_IT_ESCAPE=shm-hold SECRET        hold SECRET in a SysV shared memory segment of the caller's; sleep
 //	CORDON_IT_ESCAPE=shm-read               print every SysV shared memory segment /proc/sysvipc/shm lists
@@ -514,8 +517,22 @@ func escFront(addr, sni, host, path string) int {
 		}
 		c = tc
 	}
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	var resp *http.Response
+	switch os.Getenv("CORDON_IT_FRONT") {
+	case "h2c":
+		var cc *http2.ClientConn
+		if cc, err = (&http2.Transport{AllowHTTP: true}).NewClientConn(c); err == nil {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+host+path, nil)
+			resp, err = cc.RoundTrip(req)
+		}
+	case "lower":
+		// servers take any token as a method (Go's does)
+		fmt.Fprintf(c, "get %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host)
+		resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	default:
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host)
+		resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	}
 	if err != nil {
 		try("request", err)
 		return 0

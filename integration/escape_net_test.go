@@ -195,6 +195,13 @@ CORDON_IT_ESCAPE=front "$HELPER" allowed.cordon-test:443 denied.cordon-test allo
 			script: `CORDON_IT_ESCAPE=front "$HELPER" allowed.cordon-test:80 - unlisted.cordon-test /$TOKEN-plain
 CORDON_IT_ESCAPE=front "$HELPER" allowed.cordon-test:80 - unlisted.cordon-test:80 /$TOKEN-plain2; true`,
 			breach: fronted},
+		{cat: catNet, name: "a plain HTTP Host other than the CONNECT target, with a lower-case method",
+			// Go's server (the test network's) takes any token as a method
+			script: `CORDON_IT_ESCAPE=front CORDON_IT_FRONT=lower "$HELPER" allowed.cordon-test:80 - unlisted.cordon-test /$TOKEN-lower; true`,
+			breach: fronted},
+		{cat: catNet, name: "a plain HTTP2 authority other than the CONNECT target (prior knowledge)",
+			script: `CORDON_IT_ESCAPE=front CORDON_IT_FRONT=h2c "$HELPER" allowed.cordon-test:80 - unlisted.cordon-test /$TOKEN-h2c; true`,
+			breach: fronted},
 		{cat: catNet, name: "CONNECT and SOCKS to IP literals", tools: []string{"curl"},
 			script: c + `-k -p https://` + netServerAddr + `/$TOKEN-connect; ` + c + `-p http://` + netServerAddr + `/$TOKEN-connect80
 ` + c + `-k -p -g "https://[::ffff:` + netServerAddr + `]/$TOKEN-connect-mapped"; ` + c + `--socks5 127.0.0.1:1080 -k https://` + netServerAddr + `/$TOKEN-socks

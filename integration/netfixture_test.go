@@ -180,7 +180,12 @@ func netServe(dir, backend string) int {
 		if err != nil {
 			return fail(err)
 		}
-		go func() { _ = http.Serve(l, handler("http")) }()
+		// HTTP/2 with prior knowledge too, as front ends that route
+		// plain HTTP/2 by :authority do
+		var protos http.Protocols
+		protos.SetHTTP1(true)
+		protos.SetUnencryptedHTTP2(true)
+		go func() { _ = (&http.Server{Handler: handler("http"), Protocols: &protos}).Serve(l) }()
 	}
 	l, err := net.Listen("tcp4", netServerAddr+":443")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -698,4 +699,51 @@ func TestConnLimit(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestKeepAliveOtherHosts: each request on a kept-alive client connection
+// is decided on its own (a refused one after an allowed one reaches
+// nothing), and the upstream pool never carries one name's requests on a
+// connection made for another, even when both resolve to one address.
+func TestKeepAliveOtherHosts(t *testing.T) {
+	r := newE2E(t)
+	var hosts sync.Map // upstream connection (its client's address) -> the Host of each request on it
+	up := newUpstream(t, false, func(w http.ResponseWriter, req *http.Request) {
+		v, _ := hosts.LoadOrStore(req.RemoteAddr, &[]string{})
+		*v.(*[]string) = append(*v.(*[]string), req.Host)
+	})
+	c, err := net.Dial("tcp", r.http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	var got []int
+	for _, host := range []string{"allowed.test", "unlisted.test", "a.wild.test", "denied.test", "allowed.test", "a.wild.test"} {
+		fmt.Fprintf(c, "GET http://%s:%d/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", host, up.port)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		got = append(got, resp.StatusCode)
+	}
+	if want := []int{200, 403, 200, 403, 200, 200}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("statuses %v, want %v", got, want)
+	}
+	hosts.Range(func(_, v any) bool {
+		hs := *v.(*[]string)
+		for _, h := range hs {
+			if h != hs[0] {
+				t.Errorf("one upstream connection carried requests for %v", hs)
+				break
+			}
+		}
+		if strings.HasPrefix(hs[0], "unlisted.test") || strings.HasPrefix(hs[0], "denied.test") {
+			t.Errorf("the upstream got a request for %s", hs[0])
+		}
+		return true
+	})
 }

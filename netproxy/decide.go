@@ -196,11 +196,22 @@ func (p *Proxy) decideQuietly(ctx context.Context, proto, host string, port int)
 		d.Allowed, d.Addrs = true, []netip.Addr{addr}
 		return d
 	}
+	// A name with a dot is looked up as it is: through the host's search
+	// domains, a name that does not exist (any, under an allowed
+	// wildcard) would become another, an intranet host's. A single label
+	// is meant to be found through them.
+	lookup := name
+	if strings.Contains(name, ".") {
+		lookup += "."
+	}
 	rctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
-	addrs, err := p.resolver.LookupNetIP(rctx, "ip", name)
+	addrs, err := p.resolver.LookupNetIP(rctx, "ip", lookup)
 	cancel()
 	if err == nil && len(addrs) == 0 {
 		err = &net.DNSError{Err: "no addresses", Name: name, IsNotFound: true}
+	}
+	if de, ok := errors.AsType[*net.DNSError](err); ok && de.Name == lookup {
+		de.Name = name // the name as checked and shown everywhere else
 	}
 	if err != nil {
 		d.Rule, d.Err, d.kind = d.Rule+"; not resolved", err, kindUnresolved

@@ -389,3 +389,39 @@ func TestAskFlood(t *testing.T) {
 		t.Errorf("last decision %s", d)
 	}
 }
+
+// recordingResolver answers every name with one public address and
+// records the names it was asked.
+type recordingResolver struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (r *recordingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.names = append(r.names, host)
+	return addrs("198.51.100.7"), nil
+}
+
+// TestResolvedAsWritten: a name with a dot is resolved as it is, not
+// through the host's search domains (resolv.conf "search corp.example"):
+// an allowed name, or any under an allowed wildcard, that does not exist
+// must not become nosuch.example.com.corp.example, an intranet host. A
+// single label ("intranet") is meant to be found through them.
+func TestResolvedAsWritten(t *testing.T) {
+	res := &recordingResolver{}
+	p, err := New(Config{AllowedDomains: []string{"*.example.com", "intranet"}, Resolver: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, h := range []string{"nosuch.example.com", "Other.Example.COM.", "intranet"} {
+		if d := p.decideQuietly(context.Background(), "http", h, 80); !d.Allowed {
+			t.Fatalf("%s: %s", h, d)
+		}
+	}
+	if want := []string{"nosuch.example.com.", "other.example.com.", "intranet"}; !slices.Equal(res.names, want) {
+		t.Errorf("resolved %q, want %q", res.names, want)
+	}
+}

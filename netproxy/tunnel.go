@@ -330,22 +330,28 @@ func headEnd(b []byte) int {
 	return -1
 }
 
-// requestNames parses a complete request head. What does not parse is an
-// error: a server more lenient than this parser would still route it.
+// requestNames parses a complete request head: the names are the
+// authority of a CONNECT, the host of an absolute-form target and every
+// Host. What does not parse is an error: a server more lenient than this
+// parser would still route it.
 func requestNames(head []byte) ([]string, error) {
 	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(head)))
 	line, err := tp.ReadLine()
 	if err != nil {
 		return nil, err
 	}
-	_, rest, _ := strings.Cut(line, " ")
+	method, rest, _ := strings.Cut(line, " ")
 	target, _, _ := strings.Cut(rest, " ")
 	hdr, err := tp.ReadMIMEHeader()
 	if err != nil {
 		return nil, fmt.Errorf("malformed request head: %w", err)
 	}
 	var names []string
-	if !strings.HasPrefix(target, "/") && target != "*" {
+	switch {
+	case strings.EqualFold(method, "CONNECT"):
+		// the server is a proxy: the authority is where it connects
+		names = append(names, target)
+	case !strings.HasPrefix(target, "/") && target != "*":
 		u, err := url.Parse(target)
 		if err != nil {
 			return nil, fmt.Errorf("malformed request-target: %w", err)

@@ -133,6 +133,8 @@ func TestTunnelFronting(t *testing.T) {
 		// HTTP/2 with prior knowledge: servers route by :authority
 		{"an unlisted :authority, h2c", h2cRequest(t, "unlisted.test"), false},
 		{"its own :authority, h2c", h2cRequest(t, "allowed.test"), true},
+		// an allowed name that is itself a proxy
+		{"an unlisted CONNECT authority", []byte("CONNECT unlisted.test:443 HTTP/1.1\r\nHost: allowed.test\r\n\r\n"), false},
 		{"its own absolute-form target", []byte("GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"), true},
 	} {
 		for _, via := range []string{"connect", "connect early", "socks5"} {

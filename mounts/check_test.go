@@ -89,7 +89,7 @@ func TestProtectLinks(t *testing.T) {
 		"ws/.githooks":  dir,
 		"ws/.bashrc":    link("dotfiles/bashrc"), // dangling: dotfiles/ is not there
 	}
-	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".bashrc"}, nil)
+	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".bashrc"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,29 +107,32 @@ func TestProtectLinks(t *testing.T) {
 }
 
 // TestProtectNestedRepos: the repositories below a writable root, down to
-// nestedRepoDepth, get the protection of its own .git, with the
-// directories from the root pinned; deeper ones, those in node_modules
-// and those behind a symlink are not looked for.
+// nestedDepth, get the protection of its own .git, and its directories the
+// nested names, with the directories from the root pinned; deeper ones,
+// those in node_modules and those behind a symlink are not looked for.
 func TestProtectNestedRepos(t *testing.T) {
 	dir := &fstest.MapFile{Mode: fs.ModeDir | 0o755}
 	file := &fstest.MapFile{Mode: 0o644}
 	host := fstest.MapFS{
-		"ws":                         dir,
-		"ws/sub/.git/hooks":          dir,
-		"ws/org/proj/.git/config":    file,
-		"ws/a/b/c/.git/hooks":        dir, // too deep
-		"ws/node_modules/x/.git":     dir,
-		"ws/link":                    &fstest.MapFile{Mode: fs.ModeSymlink | 0o777, Data: []byte("sub")},
-		"ws/wt/.git":                 &fstest.MapFile{Data: []byte("gitdir: /elsewhere\n")},
-		"ws/plain/dir/not-a-repo.go": file,
+		"ws":                           dir,
+		"ws/sub/.git/hooks":            dir,
+		"ws/org/proj/.git/config":      file,
+		"ws/a/b/c/.git/hooks":          dir, // too deep
+		"ws/node_modules/x/.git":       dir,
+		"ws/link":                      &fstest.MapFile{Mode: fs.ModeSymlink | 0o777, Data: []byte("sub")},
+		"ws/wt/.git":                   &fstest.MapFile{Data: []byte("gitdir: /elsewhere\n")},
+		"ws/plain/dir/not-a-repo.go":   file,
+		"ws/pkg/.claude/settings.json": file,
 	}
-	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".git/config"}, nil)
+	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".git/config"}, nil, []string{".claude/settings.json", ".claude/settings.local.json", ".mcp.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Rule{
 		{Path: "/ws/org", Access: ReadWrite}, {Path: "/ws/org/proj", Access: ReadWrite},
 		{Path: "/ws/org/proj/.git", Access: ReadWrite}, {Path: "/ws/org/proj/.git/config", Access: ReadOnly},
+		{Path: "/ws/pkg", Access: ReadWrite}, {Path: "/ws/pkg/.claude", Access: ReadWrite},
+		{Path: "/ws/pkg/.claude/settings.json", Access: ReadOnly},
 		{Path: "/ws/sub", Access: ReadWrite}, {Path: "/ws/sub/.git", Access: ReadWrite},
 		{Path: "/ws/sub/.git/hooks", Access: ReadOnly},
 		{Path: "/ws/wt", Access: ReadWrite}, {Path: "/ws/wt/.git", Access: ReadOnly},
@@ -140,6 +143,10 @@ func TestProtectNestedRepos(t *testing.T) {
 	got = slices.Compact(got)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	// What does not exist yet in a directory that holds the first part.
+	if !slices.Contains(pr.Scrub, "/ws/pkg/.claude/settings.local.json") || slices.Contains(pr.Scrub, "/ws/pkg/.mcp.json") {
+		t.Errorf("scrub: want pkg/.claude/settings.local.json, not pkg/.mcp.json: %q", pr.Scrub)
 	}
 }
 

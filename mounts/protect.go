@@ -45,8 +45,11 @@ type Link struct {
 // root (relative to it, see policy.ProtectedInWritable) and in every git
 // directory the roots use (relative to it, see policy.ProtectedInGitDir). A
 // protected name containing "/*/" stands for the rest of the name in every
-// subdirectory there.
-func Protect(fsys fs.FS, roots, protected, gitProtected []string) (Protection, error) {
+// subdirectory there. The directories down to nestedDepth below a root get
+// nested (see policy.ProtectedBelow) and, those holding a .git, the
+// protected names that begin with ".git/": the same protection, with the
+// directories from the root pinned.
+func Protect(fsys fs.FS, roots, protected, gitProtected, nested []string) (Protection, error) {
 	type job struct {
 		root      string
 		protected []string
@@ -74,17 +77,34 @@ func Protect(fsys fs.FS, roots, protected, gitProtected []string) (Protection, e
 		seen[real] = true
 		if writable {
 			// Other repositories in the root (clones in ~/code, a vendored
-			// checkout) get what its own .git gets, from the root down:
-			// the directories on the way are pinned too.
+			// checkout) get what its own .git gets, and every directory
+			// the nested names, from the root down: the directories on
+			// the way are pinned too.
 			var inGit []string
 			for _, rel := range list {
 				if strings.HasPrefix(rel, ".git/") {
 					inGit = append(inGit, rel)
 				}
 			}
-			for _, repo := range nestedRepos(fsys, real) {
-				for _, rel := range inGit {
-					list = append(list, repo+"/"+rel)
+			firsts := []string{".git"}
+			for _, rel := range nested {
+				first, _, _ := strings.Cut(rel, "/")
+				if !slices.Contains(firsts, first) {
+					firsts = append(firsts, first)
+				}
+			}
+			list = slices.Clone(list)
+			for _, d := range nestedDirs(fsys, real, firsts) {
+				for _, rel := range nested {
+					first, _, _ := strings.Cut(rel, "/")
+					if slices.Contains(d.has, first) {
+						list = append(list, d.rel+"/"+rel)
+					}
+				}
+				if slices.Contains(d.has, ".git") {
+					for _, rel := range inGit {
+						list = append(list, d.rel+"/"+rel)
+					}
 				}
 			}
 		}
@@ -185,20 +205,27 @@ func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 	}
 }
 
-// Bounds of the search for repositories below a writable root: how deep
-// (sub/.git, org/proj/.git), and how many directories it looks at.
+// Bounds of the search below a writable root for repositories and nested
+// protected names: how deep (sub/.git, org/proj/.git), and how many
+// directories it looks at.
 const (
-	nestedRepoDepth = 2
-	nestedRepoDirs  = 4096
+	nestedDepth = 2
+	nestedMax   = 4096
 )
 
-// nestedRepos returns the directories below root, relative to it, that
-// hold a .git (a repository, or a worktree or submodule's .git file), at
-// most nestedRepoDepth deep. Symlinks are not followed, and
-// node_modules, where package managers keep no repositories a developer
-// works in, is not searched.
-func nestedRepos(fsys fs.FS, root string) []string {
-	var out []string
+// nestedDir is a directory below a writable root (rel, relative to it)
+// and which of the names searched for it holds.
+type nestedDir struct {
+	rel string
+	has []string
+}
+
+// nestedDirs returns the directories below root, at most nestedDepth deep,
+// that hold one of names (as any kind of entry). Symlinks are not followed,
+// and node_modules, where package managers keep nothing a developer works
+// in, is not searched.
+func nestedDirs(fsys fs.FS, root string, names []string) []nestedDir {
+	var out []nestedDir
 	looked := 0
 	var walk func(rel string, depth int)
 	walk = func(rel string, depth int) {
@@ -210,14 +237,20 @@ func nestedRepos(fsys fs.FS, root string) []string {
 			if !e.IsDir() || e.Name() == ".git" || e.Name() == "node_modules" {
 				continue
 			}
-			if looked++; looked > nestedRepoDirs {
+			if looked++; looked > nestedMax {
 				return
 			}
 			sub := path.Join(rel, e.Name())
-			if _, err := fs.Lstat(fsys, rel2fs(path.Join(root, sub, ".git"))); err == nil {
-				out = append(out, sub)
+			d := nestedDir{rel: sub}
+			for _, n := range names {
+				if _, err := fs.Lstat(fsys, rel2fs(path.Join(root, sub, n))); err == nil {
+					d.has = append(d.has, n)
+				}
 			}
-			if depth < nestedRepoDepth {
+			if len(d.has) > 0 {
+				out = append(out, d)
+			}
+			if depth < nestedDepth {
 				walk(sub, depth+1)
 			}
 		}

@@ -236,6 +236,18 @@ var ProtectedInWritable = append(prefixed(".git/", ProtectedInGitDir),
 	".cordon",
 )
 
+// ProtectedBelow are paths, relative to every directory below a writable
+// root (two levels down), that stay read-only, and are moved aside after
+// the run when they appear: the settings that Claude Code, cordon and
+// editors read from whichever directory they are started in (a Claude
+// Code hook, an MCP server and a folder-open task are commands they run),
+// which a developer starts in a package of the workspace next.
+var ProtectedBelow = []string{
+	".claude/settings.json", ".claude/settings.local.json",
+	".cordon/settings.json", ".cordon/settings.local.json",
+	".mcp.json", ".vscode/tasks.json", ".vscode/settings.json",
+}
+
 // ProtectedInHome are paths, relative to the home directory, that stay
 // read-only whenever a writable root covers them: the settings files cordon
 // and Claude Code read, git's and the shells' user configuration, and the

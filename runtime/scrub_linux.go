@@ -37,7 +37,7 @@ func scrub(s *specs.Spec, id string, started time.Time) []string {
 	var notes []string
 	targets := sc.Targets(os.DirFS("/"))
 	for _, root := range sc.Roots {
-		targets = append(targets, plantedBareRepos(root, sc.GitDirs, started)...)
+		targets = append(targets, plantedBelow(root, sc.GitDirs, sc.Nested, started)...)
 	}
 	for _, p := range targets {
 		moved, to, err := scrubOne(p, id)
@@ -181,12 +181,14 @@ func scrubOne(p, id string) (moved, to string, err error) {
 // so the shallow ones are those a later git command would trip on.
 const bareRepoDepth = 3
 
-// plantedBareRepos returns the HEAD files of directories below root that
+// plantedBelow returns the HEAD files of directories below root that
 // became bare repositories during the run (HEAD, objects/ and refs/ side by
 // side, one of them changed since started): moving HEAD aside is enough for
 // git not to take the directory for a repository. Directories named .git,
-// and the repositories' own git directories, are left alone.
-func plantedBareRepos(root string, gitDirs []string, started time.Time) []string {
+// and the repositories' own git directories, are left alone. It also
+// returns the nested names (spec.Scrub.Nested) created or changed since
+// started in the directories down to nestedDepth below root.
+func plantedBelow(root string, gitDirs, nested []string, started time.Time) []string {
 	var out []string
 	seen := 0
 	fsys := os.DirFS("/")
@@ -208,6 +210,13 @@ func plantedBareRepos(root string, gitDirs []string, started time.Time) []string
 		if planted(p, started) {
 			out = append(out, p+"/HEAD")
 		}
+		if depth >= 1 && depth <= nestedDepth {
+			for _, n := range nested {
+				if changed(p+"/"+n, started) {
+					out = append(out, p+"/"+n)
+				}
+			}
+		}
 		if depth == bareRepoDepth {
 			// Checked; what is below is too deep to be looked at, so
 			// its directory is not even read (most of the walk's
@@ -217,6 +226,17 @@ func plantedBareRepos(root string, gitDirs []string, started time.Time) []string
 		return nil
 	})
 	return out
+}
+
+// nestedDepth is how deep below a writable root the nested names are
+// looked for (mounts.Protect binds those that exist that deep).
+const nestedDepth = 2
+
+// changed reports whether p exists, not as a directory, with a ctime not
+// before started (a scrubClock reading).
+func changed(p string, started time.Time) bool {
+	var st unix.Stat_t
+	return unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR && !time.Unix(st.Ctim.Unix()).Before(started)
 }
 
 // scrubClock is the time a run's scrub compares ctimes with, read when the

@@ -89,14 +89,14 @@ func TestPlantedBareRepos(t *testing.T) {
 	for _, rel := range []string{"one", "a/two", "a/b/three", "a/b/c/four", "x/.git", "gitdir"} {
 		bare(rel)
 	}
-	got := plantedBareRepos(root, []string{filepath.Join(root, "gitdir")}, started)
+	got := plantedBelow(root, []string{filepath.Join(root, "gitdir")}, nil, started)
 	want := []string{"a/b/three", "a/two", "one"} // a/b/c/four is too deep
 	for i := range want {
 		want[i] = filepath.Join(root, want[i], "HEAD")
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
-		t.Errorf("plantedBareRepos = %q\nwant %q", got, want)
+		t.Errorf("plantedBelow = %q\nwant %q", got, want)
 	}
 }
 

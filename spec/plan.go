@@ -41,6 +41,10 @@ type Scrub struct {
 	// same and are left alone.
 	Roots   []string `json:"roots,omitempty"`
 	GitDirs []string `json:"gitDirs,omitempty"`
+	// Nested are names (policy.ProtectedBelow) that, created or changed
+	// during the run in a directory below a root, are moved aside: those
+	// that existed were bound read-only.
+	Nested []string `json:"nested,omitempty"`
 	// Links are the symlinks on the way to protected paths, which the
 	// command can replace (see mounts.Protection): each is put back after
 	// the run, the replacement moved aside.
@@ -146,7 +150,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	inWritable, inGitDir := p.Protected()
 	inWritable = append(inWritable, gitRedirects(".git/")...)
 	inGitDir = append(inGitDir, gitRedirects("")...)
-	prot, err := mounts.Protect(fsys, writable, inWritable, inGitDir)
+	prot, err := mounts.Protect(fsys, writable, inWritable, inGitDir, policy.ProtectedBelow)
 	if err != nil {
 		return pl, err
 	}
@@ -170,7 +174,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		if len(names) == 0 {
 			continue
 		}
-		more, err := mounts.Protect(fsys, []string{w}, names, nil)
+		more, err := mounts.Protect(fsys, []string{w}, names, nil, nil)
 		if err != nil {
 			return pl, err
 		}
@@ -197,6 +201,9 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	}
 	pl.scrub.Roots = writable
 	pl.scrub.GitDirs = prot.Roots
+	if len(writable) > 0 {
+		pl.scrub.Nested = policy.ProtectedBelow
+	}
 	// New matches of a denyWrite glob in a writable root are moved aside
 	// after the run.
 	for _, pat := range p.Filesystem.DenyWrite {

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // The peak RSS of a contender is measured apart from its timings, through
@@ -67,17 +65,6 @@ func buildC(work, name, source string) (string, error) {
 		return "", fmt.Errorf("gcc %s.c: %v: %s", name, err, out)
 	}
 	return bin, nil
-}
-
-// evict drops the page cache of the file at path (POSIX_FADV_DONTNEED);
-// pages mapped by a running process stay.
-func evict(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
 
 // measureRSS measures the peak RSS of every contender rssRuns times,

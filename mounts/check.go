@@ -136,6 +136,11 @@ func (r *Recorder) Stat(name string) (fs.FileInfo, error) {
 	})
 }
 
+// Entries implements entriesFS with the file system's own, when it has one.
+func (r *Recorder) Entries(dir string, names []string) (has, subdirs []string, err error) {
+	return entries(r.fsys, dir, names)
+}
+
 // ReadDir implements fs.ReadDirFS.
 func (r *Recorder) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(r.fsys, name) }
 

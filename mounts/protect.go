@@ -94,7 +94,12 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested []string) (Prote
 				}
 			}
 			list = slices.Clone(list)
-			for _, d := range nestedDirs(fsys, real, firsts) {
+			var found []nestedDir
+			if len(inGit) > 0 || len(nested) > 0 {
+				// (otherwise nothing below would be protected)
+				found = nestedDirs(fsys, real, firsts)
+			}
+			for _, d := range found {
 				for _, rel := range nested {
 					first, _, _ := strings.Cut(rel, "/")
 					if slices.Contains(d.has, first) {
@@ -227,35 +232,31 @@ type nestedDir struct {
 func nestedDirs(fsys fs.FS, root string, names []string) []nestedDir {
 	var out []nestedDir
 	looked := 0
-	var walk func(rel string, depth int)
-	walk = func(rel string, depth int) {
-		entries, err := fs.ReadDir(fsys, rel2fs(path.Join(root, rel)))
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if !e.IsDir() || e.Name() == ".git" || e.Name() == "node_modules" {
+	var walk func(rel string, subdirs []string, depth int)
+	walk = func(rel string, subdirs []string, depth int) {
+		for _, name := range subdirs {
+			if name == ".git" || name == "node_modules" {
 				continue
 			}
 			if looked++; looked > nestedMax {
 				return
 			}
-			sub := path.Join(rel, e.Name())
-			d := nestedDir{rel: sub}
-			for _, n := range names {
-				if _, err := fs.Lstat(fsys, rel2fs(path.Join(root, sub, n))); err == nil {
-					d.has = append(d.has, n)
-				}
+			sub := path.Join(rel, name)
+			has, below, err := entries(fsys, rel2fs(path.Join(root, sub)), names)
+			if err != nil {
+				continue
 			}
-			if len(d.has) > 0 {
-				out = append(out, d)
+			if len(has) > 0 {
+				out = append(out, nestedDir{rel: sub, has: has})
 			}
 			if depth < nestedDepth {
-				walk(sub, depth+1)
+				walk(sub, below, depth+1)
 			}
 		}
 	}
-	walk("", 1)
+	if _, subdirs, err := entries(fsys, rel2fs(root), nil); err == nil {
+		walk("", subdirs, 1)
+	}
 	return out
 }
 

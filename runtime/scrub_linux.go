@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"cordon.dev/cordon/internal/dirent"
 	"cordon.dev/cordon/spec"
 )
 
@@ -188,44 +189,107 @@ const bareRepoDepth = 3
 // and the repositories' own git directories, are left alone. It also
 // returns the nested names (spec.Scrub.Nested) created or changed since
 // started in the directories down to nestedDepth below root.
+//
+// It runs after every command, so it reads each directory once, by its
+// entries (getdents, relative to its parent, nothing allocated for the
+// files), and looks at a name only when the directory holds it; the
+// directories at bareRepoDepth are not read, only their HEAD looked up.
+// Symlinks are not followed.
 func plantedBelow(root string, gitDirs, nested []string, started time.Time) []string {
-	var out []string
-	seen := 0
-	fsys := os.DirFS("/")
-	_ = fs.WalkDir(fsys, strings.TrimPrefix(root, "/"), func(name string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
+	if path.Base(root) == ".git" || slices.Contains(gitDirs, root) {
+		return nil
+	}
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	w := &scrubWalk{gitDirs: gitDirs, nested: nested, started: started, buf: make([]byte, 32<<10)}
+	for _, n := range nested {
+		first, _, _ := strings.Cut(n, "/")
+		if !slices.Contains(w.firsts, first) {
+			w.firsts = append(w.firsts, first)
 		}
-		if seen++; seen > spec.MaxGlobEntries {
-			return fs.SkipAll
-		}
-		p := "/" + name
-		if d.Name() == ".git" || slices.Contains(gitDirs, p) {
-			return fs.SkipDir
-		}
-		depth := strings.Count(strings.TrimPrefix(p, root), "/")
-		if depth > bareRepoDepth {
-			return fs.SkipDir
-		}
-		if planted(p, started) {
-			out = append(out, p+"/HEAD")
-		}
-		if depth >= 1 && depth <= nestedDepth {
-			for _, n := range nested {
-				if changed(p+"/"+n, started) {
-					out = append(out, p+"/"+n)
-				}
+	}
+	w.dir(fd, root, 0)
+	return w.out
+}
+
+// scrubWalk is plantedBelow's walk.
+type scrubWalk struct {
+	gitDirs, nested []string
+	firsts          []string // the nested names' first components
+	started         time.Time
+	buf             []byte
+	seen            int
+	out             []string
+}
+
+// dir looks at the directory p, open as fd (which it closes), depth below
+// the root, and below it.
+func (w *scrubWalk) dir(fd int, p string, depth int) {
+	defer unix.Close(fd)
+	if w.seen++; w.seen > spec.MaxGlobEntries {
+		return
+	}
+	present, subdirs := w.entries(fd)
+	if present["HEAD"] && present["objects"] && present["refs"] && planted(p, w.started) {
+		w.out = append(w.out, p+"/HEAD")
+	}
+	if depth >= 1 && depth <= nestedDepth {
+		for _, n := range w.nested {
+			if first, _, _ := strings.Cut(n, "/"); present[first] && changed(p+"/"+n, w.started) {
+				w.out = append(w.out, p+"/"+n)
 			}
 		}
-		if depth == bareRepoDepth {
+	}
+	for _, name := range subdirs {
+		sub := p + "/" + name
+		if name == ".git" || slices.Contains(w.gitDirs, sub) {
+			continue
+		}
+		if depth+1 == bareRepoDepth {
 			// Checked; what is below is too deep to be looked at, so
 			// its directory is not even read (most of the walk's
 			// directories are at this depth).
-			return fs.SkipDir
+			if w.seen++; w.seen > spec.MaxGlobEntries {
+				return
+			}
+			if planted(sub, w.started) {
+				w.out = append(w.out, sub+"/HEAD")
+			}
+			continue
 		}
-		return nil
+		subfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		w.dir(subfd, sub, depth+1)
+		if w.seen > spec.MaxGlobEntries {
+			return
+		}
+	}
+}
+
+// entries reads the directory fd: which of the names the walk looks for
+// it holds, and its subdirectories, in name order (as fs.WalkDir visits
+// them).
+func (w *scrubWalk) entries(fd int) (present map[string]bool, subdirs []string) {
+	present = map[string]bool{}
+	_ = dirent.Read(fd, w.buf, func(name []byte, isDir bool) {
+		switch string(name) {
+		case "HEAD", "objects", "refs":
+			present[string(name)] = true
+		default:
+			if slices.Contains(w.firsts, string(name)) {
+				present[string(name)] = true
+			}
+		}
+		if isDir {
+			subdirs = append(subdirs, string(name))
+		}
 	})
-	return out
+	slices.Sort(subdirs)
+	return present, subdirs
 }
 
 // nestedDepth is how deep below a writable root the nested names are

@@ -119,3 +119,46 @@ func TestPlantedBareReposRightAway(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedNested: nested names made during the run are found in the
+// directories one and two levels below the writable root, not in the root
+// itself, deeper, through a symlink, or when they were there before.
+func TestPlantedNested(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("old/.cordon/settings.json")
+	time.Sleep(20 * time.Millisecond) // ctime has the kernel's tick granularity
+	started := scrubClock()
+	time.Sleep(20 * time.Millisecond)
+	for _, rel := range []string{
+		"p/.claude/settings.json", "p/q/.vscode/tasks.json", "p/q/r/.mcp.json", ".claude/settings.json",
+		"old/.claude/settings.local.json", "p/notes.txt",
+	} {
+		write(rel)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "s", ".mcp.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "p"), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	nested := []string{".claude/settings.json", ".claude/settings.local.json", ".cordon/settings.json", ".mcp.json", ".vscode/tasks.json"}
+	got := plantedBelow(root, nil, nested, started)
+	want := []string{"old/.claude/settings.local.json", "p/.claude/settings.json", "p/q/.vscode/tasks.json"}
+	for i := range want {
+		want[i] = filepath.Join(root, want[i])
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("plantedBelow = %q\nwant %q", got, want)
+	}
+}

@@ -11,11 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"cordon.dev/cordon/mounts"
 	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/probe"
 )
@@ -138,7 +138,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 	}
 	fsys := req.FS
 	if fsys == nil {
-		fsys = os.DirFS("/")
+		fsys = mounts.HostFS()
 	}
 	plan, err := mountPlan(p, req, fsys)
 	if err != nil {

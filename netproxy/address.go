@@ -34,6 +34,10 @@ var deniedClasses = []struct {
 		"fd00:a9fe:a9fe::1/128",  // Akamai / Linode
 		"fd00:100::100:200/128",  // Alibaba Cloud IPv6
 	)},
+	// Services of a daemon on this host at fixed addresses routed into it,
+	// not carried by an interface: Tailscale's resolver and local API
+	// (Quad100), which answers tailnet names.
+	{"a local service address", prefixes("100.100.100.100/32", "fd7a:115c:a1e0::53/128")},
 }
 
 func prefixes(ss ...string) []netip.Prefix {

@@ -32,6 +32,7 @@ var decideResolver = StaticResolver{
 	"meta.test":        addrs("169.254.169.254"),
 	"meta6.test":       addrs("fd00:ec2::254"),
 	"alibaba.test":     addrs("100.100.100.200"),
+	"quad100.test":     addrs("100.100.100.100", "fd7a:115c:a1e0::53"),
 	"linklocal6.test":  addrs("fe80::1"),
 	"zero.test":        addrs("0.0.0.0"),
 	"zero6.test":       addrs("::"),
@@ -55,7 +56,7 @@ var decideResolver = StaticResolver{
 
 var decideAllow = []string{
 	"public.test", "loop.test", "loop2.test", "v6loop.test", "mapped.test", "compat.test", "nat64.test",
-	"sixtofour.test", "meta.test", "meta6.test", "alibaba.test", "linklocal6.test", "zero.test",
+	"sixtofour.test", "meta.test", "meta6.test", "alibaba.test", "quad100.test", "linklocal6.test", "zero.test",
 	"zero6.test", "mcast.test", "bcast.test", "own.test", "own6.test", "mixed.test", "private.test",
 	"carve.test", "127.0.0.9", "carveport.test", "127.0.0.10:8080", "denyaddr.test", "denyaddr6.test",
 	"localhost", "app.localhost", "*.wild.test", "denied.test", "nxdomain.test", "192.0.2.50", "[2001:db8::50]",
@@ -105,6 +106,7 @@ func TestDecide(t *testing.T) {
 		{host: "meta.test", port: 80, reason: ReasonPrivate, rule: "a link-local address"},
 		{host: "meta6.test", port: 80, reason: ReasonPrivate, rule: "a cloud metadata address"},
 		{host: "alibaba.test", port: 80, reason: ReasonPrivate, rule: "a cloud metadata address"},
+		{host: "quad100.test", port: 80, reason: ReasonPrivate, rule: "a local service address"},
 		{host: "linklocal6.test", port: 80, reason: ReasonPrivate, rule: "a link-local address"},
 		{host: "zero.test", port: 80, reason: ReasonPrivate, rule: "an unspecified address"},
 		{host: "zero6.test", port: 80, reason: ReasonPrivate, rule: "an unspecified address"},

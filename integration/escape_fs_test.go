@@ -283,6 +283,32 @@ echo '{"mcpServers": {"x": {"command": "sh"}}}' > lib/.mcp.json`,
 				}
 				return out
 			}},
+		{cat: catProtect, name: "a host hook for the next run, deep in a trusted workspace",
+			// The user trusts the workspace and a directory in it (cordon
+			// trust): the settings of the workspaces below them may name
+			// hooks, which run on the host. The next cordon run started in
+			// a/b/c has a/b/c for its workspace.
+			setup: func(e *escEnv) {
+				marker(e)
+				e.plant("ws/t/x/y/keep", "", 0o644)
+				e.plant("home/.config/cordon/settings.json", fmt.Sprintf(`{"cordon": {"trustedWorkspaces": [%q, %q]}}`, e.b.ws, filepath.Join(e.b.ws, "t")), 0o644)
+			},
+			script: `for d in a/b/c a/b/c/d/e t/x/y; do mkdir -p $d/.cordon && printf '{"cordon": {"hooks": {"postRun": {"command": ["/bin/touch", "%s"]}}}}\n' "$MARKER" > $d/.cordon/settings.json; done`,
+			breach: func(e *escEnv, r result) []string {
+				var out []string
+				for _, d := range []string{"a/b/c", "a/b/c/d/e", "t/x/y"} {
+					dir := filepath.Join(e.b.ws, d)
+					if !exists(dir) {
+						continue
+					}
+					res := e.b.runSpec(runSpec{dir: dir, env: []string{"CORDON_SERVE=0"}, args: []string{"true"}})
+					if m := e.varValue("MARKER"); exists(m) {
+						out = append(out, fmt.Sprintf("cordon run in %s ran the hook the attack planted there on the host (exit %d, %s)", d, res.code, strings.TrimSpace(res.stderr)))
+						must(e.t, os.Remove(m))
+					}
+				}
+				return out
+			}},
 		{cat: catProtect, name: "core.fsmonitor in .git/config", tools: []string{"git"},
 			setup:  func(e *escEnv) { gitRepo(e) },
 			script: `git config core.fsmonitor "touch $MARKER; false"; printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$MARKER" >> .git/config; cp .git/config c && printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$MARKER" >> c && mv -f c .git/config`,

@@ -89,7 +89,7 @@ func TestProtectLinks(t *testing.T) {
 		"ws/.githooks":  dir,
 		"ws/.bashrc":    link("dotfiles/bashrc"), // dangling: dotfiles/ is not there
 	}
-	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".bashrc"}, nil, nil)
+	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".bashrc"}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestProtectNestedRepos(t *testing.T) {
 		"ws/plain/dir/not-a-repo.go":   file,
 		"ws/pkg/.claude/settings.json": file,
 	}
-	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".git/config"}, nil, []string{".claude/settings.json", ".claude/settings.local.json", ".mcp.json"})
+	pr, err := Protect(host, []string{"/ws"}, []string{".git/hooks", ".git/config"}, nil, []string{".claude/settings.json", ".claude/settings.local.json", ".mcp.json"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +147,37 @@ func TestProtectNestedRepos(t *testing.T) {
 	// What does not exist yet in a directory that holds the first part.
 	if !slices.Contains(pr.Scrub, "/ws/pkg/.claude/settings.local.json") || slices.Contains(pr.Scrub, "/ws/pkg/.mcp.json") {
 		t.Errorf("scrub: want pkg/.claude/settings.local.json, not pkg/.mcp.json: %q", pr.Scrub)
+	}
+}
+
+// TestProtectTrustedDirs: a trusted directory in a writable root, and the
+// directories down to nestedDepth below it, get the nested names however
+// deep they are below the root: those that exist bound read-only, the
+// trusted directory's own scrubbed when they are missing.
+func TestProtectTrustedDirs(t *testing.T) {
+	dir := &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	host := fstest.MapFS{
+		"ws":                                 dir,
+		"ws/a/b/t/x/y/.cordon/settings.json": &fstest.MapFile{Mode: 0o644},
+	}
+	pr, err := Protect(host, []string{"/ws"}, nil, nil, []string{".cordon/settings.json"}, []string{"/ws/a/b/t", "/elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ro []string
+	for _, r := range pr.Rules {
+		if r.Access == ReadOnly {
+			ro = append(ro, r.Path)
+		}
+	}
+	if diff := cmp.Diff([]string{"/ws/a/b/t/x/y/.cordon/settings.json"}, ro); diff != "" {
+		t.Errorf("read-only (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/ws/a/b/t/.cordon/settings.json"}, pr.Scrub); diff != "" {
+		t.Errorf("scrub (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(pr.Rules, Rule{Path: "/ws/a", Access: ReadWrite}) {
+		t.Errorf("the way from the root is not pinned: %v", pr.Rules)
 	}
 }
 

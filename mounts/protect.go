@@ -48,8 +48,10 @@ type Link struct {
 // subdirectory there. The directories down to nestedDepth below a root get
 // nested (see policy.ProtectedBelow) and, those holding a .git, the
 // protected names that begin with ".git/": the same protection, with the
-// directories from the root pinned.
-func Protect(fsys fs.FS, roots, protected, gitProtected, nested []string) (Protection, error) {
+// directories from the root pinned. So do the trusted directories in a
+// root (policy.Policy.TrustedDirs) and those down to nestedDepth below
+// them: a workspace there trusts its own settings.
+func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []string) (Protection, error) {
 	type job struct {
 		root      string
 		protected []string
@@ -94,12 +96,32 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested []string) (Prote
 				}
 			}
 			list = slices.Clone(list)
-			var found []nestedDir
+			var dirs []nestedDir
 			if len(inGit) > 0 || len(nested) > 0 {
 				// (otherwise nothing below would be protected)
-				found = nestedDirs(fsys, real, firsts)
+				dirs = nestedDirs(fsys, real, firsts)
 			}
-			for _, d := range found {
+			for _, t := range trusted {
+				if !within(t, real) || len(nested) == 0 {
+					continue
+				}
+				rel := strings.TrimPrefix(t, strings.TrimSuffix(real, "/")+"/")
+				// Its own settings, whether they exist or not (those
+				// that do not are moved aside if they appear); git's
+				// only if it is a repository.
+				own := nestedDir{rel: rel}
+				for _, f := range firsts {
+					if _, err := fs.Lstat(fsys, rel2fs(path.Join(t, f))); err == nil || f != ".git" {
+						own.has = append(own.has, f)
+					}
+				}
+				dirs = append(dirs, own)
+				for _, d := range nestedDirs(fsys, t, firsts) {
+					d.rel = rel + "/" + d.rel
+					dirs = append(dirs, d)
+				}
+			}
+			for _, d := range dirs {
 				for _, rel := range nested {
 					first, _, _ := strings.Cut(rel, "/")
 					if slices.Contains(d.has, first) {

@@ -260,3 +260,23 @@ func TestPostRunHook(t *testing.T) {
 		t.Errorf("failing hook: %v, want ErrHook naming its stderr", err)
 	}
 }
+
+// TestTrustDepth: a directory in cordon.trustedWorkspaces trusts the
+// workspaces down to TrustDepth below it, not deeper (a sandboxed command
+// of the trusted workspace could write the settings there), and only from
+// the user's or the managed settings.
+func TestTrustDepth(t *testing.T) {
+	user := &layer{scope: ScopeUser, trusted: []entry{{V: "/src"}}}
+	project := &layer{scope: ScopeProject, trusted: []entry{{V: "/"}}}
+	for _, tc := range []struct {
+		ws   string
+		want bool
+	}{
+		{"/src", true}, {"/src/app", true}, {"/src/org/app", true},
+		{"/src/org/app/pkg", false}, {"/src/a/b/c/d", false}, {"/srcx", false}, {"/other", false},
+	} {
+		if got := isTrusted([]string{tc.ws}, []*layer{user, project}); got != tc.want {
+			t.Errorf("isTrusted(%s) = %v, want %v", tc.ws, got, tc.want)
+		}
+	}
+}

@@ -187,7 +187,7 @@ func (in *inputs) load() (*Policy, error) {
 	for i := range rep.Files {
 		rep.Files[i].Trusted = trusted || (rep.Files[i].Scope != ScopeProject.String() && rep.Files[i].Scope != ScopeLocal.String())
 	}
-	p := &Policy{Workspace: ws, Home: o.Home, Mode: WorkspaceWrite, Trusted: trusted}
+	p := &Policy{Workspace: ws, Home: o.Home, Mode: WorkspaceWrite, Trusted: trusted, TrustedDirs: trustedDirs(layers)}
 	for _, c := range cands {
 		p.SettingsFiles = append(p.SettingsFiles, c.path)
 	}
@@ -368,9 +368,34 @@ func flagLayer(o LoadOptions) (*layer, error) {
 	return l, nil
 }
 
+// TrustDepth is how far below a directory in cordon.trustedWorkspaces a
+// workspace is trusted with it: as deep as a sandbox's mount plan
+// protects the settings files below its writable roots and the trusted
+// directories in them (ProtectedBelow). Deeper, a sandboxed command of the
+// trusted workspace could have written the settings (a hook runs on the
+// host).
+const TrustDepth = 2
+
+// trustedDirs lists cordon.trustedWorkspaces of the user and managed
+// settings.
+func trustedDirs(layers []*layer) []string {
+	var out []string
+	for _, l := range layers {
+		if l.scope != ScopeUser && l.scope != ScopeManaged {
+			continue
+		}
+		for _, t := range l.trusted {
+			if !slices.Contains(out, t.V) {
+				out = append(out, t.V)
+			}
+		}
+	}
+	return out
+}
+
 // isTrusted reports whether the user (or the administrator) trusts the
-// workspace: it, or a directory above it, is in cordon.trustedWorkspaces
-// of the user or managed settings.
+// workspace: it, or a directory at most TrustDepth above it, is in
+// cordon.trustedWorkspaces of the user or managed settings.
 func isTrusted(names []string, layers []*layer) bool {
 	for _, l := range layers {
 		if l.scope != ScopeUser && l.scope != ScopeManaged {
@@ -378,7 +403,11 @@ func isTrusted(names []string, layers []*layer) bool {
 		}
 		for _, t := range l.trusted {
 			for _, w := range names {
-				if w == t.V || strings.HasPrefix(w, strings.TrimSuffix(t.V, "/")+"/") {
+				if w == t.V {
+					return true
+				}
+				rest, ok := strings.CutPrefix(w, strings.TrimSuffix(t.V, "/")+"/")
+				if ok && strings.Count(rest, "/") < TrustDepth {
 					return true
 				}
 			}

@@ -98,6 +98,11 @@ type Policy struct {
 	// Trusted is set when the user trusts the workspace (cordon trust):
 	// only then may its own settings files widen the sandbox.
 	Trusted bool
+	// TrustedDirs are the directories the user and managed settings
+	// trust (cordon.trustedWorkspaces), each for the workspaces down to
+	// TrustDepth below it: their settings files must stay out of every
+	// sandbox's reach.
+	TrustedDirs []string
 	// SettingsFiles are every settings file cordon reads for this
 	// workspace, existing or not: no sandboxed command may write them.
 	SettingsFiles []string

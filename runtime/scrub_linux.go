@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -39,6 +40,9 @@ func scrub(s *specs.Spec, id string, started time.Time) []string {
 	targets := sc.Targets(os.DirFS("/"))
 	for _, root := range sc.Roots {
 		targets = append(targets, plantedBelow(root, sc.GitDirs, sc.Nested, started)...)
+	}
+	for _, t := range sc.Trusted {
+		targets = append(targets, changedBelow(t, sc.Nested, started)...)
 	}
 	for _, p := range targets {
 		moved, to, err := scrubOne(p, id)
@@ -290,6 +294,33 @@ func (w *scrubWalk) entries(fd int) (present map[string]bool, subdirs []string) 
 	})
 	slices.Sort(subdirs)
 	return present, subdirs
+}
+
+// changedBelow returns the nested names created or changed since started
+// in the directory t and those down to nestedDepth below it (a trusted
+// directory in a writable root: mounts.Protect binds those that existed).
+// Symlinks are not followed.
+func changedBelow(t string, nested []string, started time.Time) []string {
+	var out []string
+	_ = fs.WalkDir(os.DirFS("/"), strings.TrimPrefix(t, "/"), func(name string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		p := "/" + name
+		if d.Name() == ".git" || d.Name() == "node_modules" {
+			return fs.SkipDir
+		}
+		for _, n := range nested {
+			if changed(p+"/"+n, started) {
+				out = append(out, p+"/"+n)
+			}
+		}
+		if strings.Count(strings.TrimPrefix(p, t), "/") >= nestedDepth {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return out
 }
 
 // nestedDepth is how deep below a writable root the nested names are

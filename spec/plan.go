@@ -45,6 +45,10 @@ type Scrub struct {
 	// during the run in a directory below a root, are moved aside: those
 	// that existed were bound read-only.
 	Nested []string `json:"nested,omitempty"`
+	// Trusted are the trusted directories in the writable roots
+	// (policy.Policy.TrustedDirs), whose nested names are checked as deep
+	// below them.
+	Trusted []string `json:"trusted,omitempty"`
 	// Links are the symlinks on the way to protected paths, which the
 	// command can replace (see mounts.Protection): each is put back after
 	// the run, the replacement moved aside.
@@ -150,7 +154,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	inWritable, inGitDir := p.Protected()
 	inWritable = append(inWritable, gitRedirects(".git/")...)
 	inGitDir = append(inGitDir, gitRedirects("")...)
-	prot, err := mounts.Protect(fsys, writable, inWritable, inGitDir, policy.ProtectedBelow)
+	prot, err := mounts.Protect(fsys, writable, inWritable, inGitDir, policy.ProtectedBelow, p.TrustedDirs)
 	if err != nil {
 		return pl, err
 	}
@@ -174,7 +178,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		if len(names) == 0 {
 			continue
 		}
-		more, err := mounts.Protect(fsys, []string{w}, names, nil, nil)
+		more, err := mounts.Protect(fsys, []string{w}, names, nil, nil, nil)
 		if err != nil {
 			return pl, err
 		}
@@ -203,6 +207,11 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	pl.scrub.GitDirs = prot.Roots
 	if len(writable) > 0 {
 		pl.scrub.Nested = policy.ProtectedBelow
+	}
+	for _, t := range p.TrustedDirs {
+		if slices.ContainsFunc(writable, func(w string) bool { return within(t, w) }) {
+			pl.scrub.Trusted = append(pl.scrub.Trusted, t)
+		}
 	}
 	// New matches of a denyWrite glob in a writable root are moved aside
 	// after the run.

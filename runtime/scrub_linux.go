@@ -38,11 +38,26 @@ func scrub(s *specs.Spec, id string, started time.Time) []string {
 	}
 	var notes []string
 	targets := sc.Targets(os.DirFS("/"))
+	var nested []string
 	for _, root := range sc.Roots {
-		targets = append(targets, plantedBelow(root, sc.GitDirs, sc.Nested, started)...)
+		nested = append(nested, plantedBelow(root, sc.GitDirs, sc.Nested, started)...)
 	}
 	for _, t := range sc.Trusted {
-		targets = append(targets, changedBelow(t, sc.Nested, started)...)
+		nested = append(nested, changedBelow(t, sc.Nested, started)...)
+	}
+	// A file bound read-only was the caller's before the run and stayed
+	// so: its ctime says only that the host touched it in the run's first
+	// tick.
+	bound := map[string]bool{}
+	for _, m := range s.Mounts {
+		if m.Type == "bind" && (slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rro")) {
+			bound[m.Destination] = true
+		}
+	}
+	for _, p := range nested {
+		if !bound[p] {
+			targets = append(targets, p)
+		}
 	}
 	for _, p := range targets {
 		moved, to, err := scrubOne(p, id)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,10 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/spec"
 )
 
 // TestRestoreLink: a protected symlink the command replaced (by a
@@ -160,5 +165,38 @@ func TestPlantedNested(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("plantedBelow = %q\nwant %q", got, want)
+	}
+}
+
+// TestScrubNestedBound: a nested protected file the plan bound read-only
+// is left where it is, whatever its ctime (the host may have touched it in
+// the run's first tick); one the run made is moved aside.
+func TestScrubNestedBound(t *testing.T) {
+	root := t.TempDir()
+	bound := filepath.Join(root, "a/.cordon/settings.json")
+	made := filepath.Join(root, "b/.cordon/settings.json")
+	since := scrubClock()
+	for _, p := range []string{bound, made} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc, err := json.Marshal(spec.Scrub{Roots: []string{root}, Nested: []string{".cordon/settings.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &specs.Spec{
+		Annotations: map[string]string{spec.AnnotationScrub: string(sc)},
+		Mounts:      []specs.Mount{{Destination: bound, Type: "bind", Source: bound, Options: []string{"rbind", "rro"}}},
+	}
+	notes := scrub(s, "run-test", since)
+	if _, err := os.Stat(bound); err != nil {
+		t.Errorf("the bound file was moved: %v (%q)", err, notes)
+	}
+	if _, err := os.Stat(made); err == nil {
+		t.Errorf("the file the run made is still there (%q)", notes)
 	}
 }

@@ -428,18 +428,11 @@ func TestEscapeWarm(t *testing.T) {
 		for _, tc := range allCases() {
 			t.Run(tc.cat+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				if tc.name == warmSwapCase {
-					t.Skip("a known weakness through cordon serve (docs/security.md, \"A pooled sandbox and a swapped protected directory\"): the command read ~/.ssh in about 1 of 48 runs as the unprivileged caller")
-				}
 				runCase(t, c, tc, warm)
 			})
 		}
 	})
 }
-
-// warmSwapCase is the case TestEscapeWarm leaves out until the weakness
-// it found is fixed.
-const warmSwapCase = "swap a protected directory for a symlink while the sandbox is set up"
 
 // TestEscapeCanFail runs the attacks that are safe to run unguarded with
 // the sandbox off: each must get out there, or its check proves nothing.

@@ -19,9 +19,27 @@ type entriesFS interface {
 
 // HostFS is the host's file system from "/", as os.DirFS("/"), with a
 // fast Entries where the system has one.
-func HostFS() fs.FS { return osRoot{os.DirFS("/")} }
+func HostFS() fs.FS {
+	d := os.DirFS("/")
+	if h, ok := d.(dirFS); ok {
+		return osRoot{h}
+	}
+	return d
+}
 
-type osRoot struct{ fs.FS }
+// dirFS is what os.DirFS implements. osRoot must keep all of it: with
+// only fs.FS embedded, fs.Lstat falls back to Stat, which follows
+// symlinks, and every symlink-safe resolution (Resolve, protected links,
+// the mount checks' identities) would take a link for its target.
+type dirFS interface {
+	fs.FS
+	fs.StatFS
+	fs.ReadLinkFS
+	fs.ReadDirFS
+	fs.ReadFileFS
+}
+
+type osRoot struct{ dirFS }
 
 // entries is Entries of fsys when it has one, otherwise from fs.ReadDir.
 func entries(fsys fs.FS, dir string, names []string) (has, subdirs []string, err error) {

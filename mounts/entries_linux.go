@@ -11,7 +11,8 @@ import (
 // Entries implements entriesFS with getdents(2): nothing is allocated for
 // the entries that are neither a subdirectory nor one of names.
 func (h osRoot) Entries(dir string, names []string) (has, subdirs []string, err error) {
-	fd, err := unix.Open("/"+dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	// Not through a symlink: what is below a link is not the root's.
+	fd, err := unix.Open("/"+dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, err
 	}

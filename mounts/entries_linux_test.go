@@ -2,6 +2,7 @@ package mounts
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,7 @@ func TestEntries(t *testing.T) {
 	names := []string{".claude", ".git", ".mcp.json", ".vscode", "missing"}
 	rel := strings.TrimPrefix(dir, "/")
 
-	has, subdirs, err := osRoot{os.DirFS("/")}.Entries(rel, names)
+	has, subdirs, err := HostFS().(osRoot).Entries(rel, names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestEntries(t *testing.T) {
 	if want := []string{".claude", ".git", "x", "y"}; !slices.Equal(subdirs, want) {
 		t.Errorf("subdirs = %q, want %q", subdirs, want)
 	}
-	if _, _, err := (osRoot{os.DirFS("/")}).Entries(strings.TrimPrefix(filepath.Join(dir, "a"), "/"), names); err == nil {
+	if _, _, err := (HostFS().(osRoot)).Entries(strings.TrimPrefix(filepath.Join(dir, "a"), "/"), names); err == nil {
 		t.Error("Entries of a file: no error")
 	}
 }
@@ -55,5 +56,32 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHostFSSymlinks: HostFS looks at a symlink itself (Lstat, ReadLink),
+// as os.DirFS does: every symlink-safe resolution and protected link in
+// the plan relies on it. (Wrapped in a struct that embedded only fs.FS, it
+// lost them: fs.Lstat fell back to Stat, which follows the link.)
+func TestHostFSSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	fsys := HostFS()
+	fi, err := fs.Lstat(fsys, rel(link))
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("Lstat of a symlink: %v, %v: want a symlink", fi, err)
+	}
+	if got, err := fs.ReadLink(fsys, rel(link)); err != nil || got != target {
+		t.Errorf("ReadLink = %q, %v; want %q", got, err, target)
+	}
+	if _, _, err := entries(fsys, rel(link), nil); err == nil {
+		t.Errorf("Entries of a symlink to a directory: want an error, it followed the link")
 	}
 }

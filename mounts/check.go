@@ -177,6 +177,17 @@ func checks(fsys fs.FS, roots []string, ms []specs.Mount, maskFile string) []Che
 			}
 		}
 		if root == "" {
+			// A mask outside the writable roots is checked too: a bind
+			// of the plan whose destination a symlink swapped in below
+			// a writable root sent elsewhere, while the sandbox was set
+			// up, could land on it (.git/hooks -> ~/.ssh: the real
+			// ~/.ssh bound over its mask).
+			switch {
+			case m.Type == "tmpfs" && (slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rro")):
+				add(m.Destination, CheckTmpfsMask)
+			case m.Type == "bind" && m.Source == maskFile && maskFile != "":
+				add(m.Destination, CheckMask)
+			}
 			continue
 		}
 		// The directories on the way, from the root down.

@@ -38,7 +38,10 @@ func TestChecks(t *testing.T) {
 			{Path: "/home/u/ws/.git/hooks", Access: ReadOnly},
 			{Path: "/home/u/ws/app/.env", Access: Deny},
 			{Path: "/home/u/ws/secrets", Access: Deny},
-			{Path: "/home/u/.ssh", Access: Deny}, // outside every writable root: no check
+			// Outside every writable root: its mask is checked (a bind
+			// sent there by a symlink swapped in would cover it), not
+			// the directories on the way.
+			{Path: "/home/u/.ssh", Access: Deny},
 		},
 		MaskFile: "/run/cordon/mask",
 		Checked:  []string{"/home/u/ws"},
@@ -50,6 +53,7 @@ func TestChecks(t *testing.T) {
 	host["home/u/ws/.git/hooks"].Sys = Identity{Dev: 7, Ino: 999}
 	want := []Check{
 		{Path: "/home/u/ws", Kind: CheckSame, Identity: ws},
+		{Path: "/home/u/.ssh", Kind: CheckTmpfsMask},
 		{Path: "/home/u/ws/.git", Kind: CheckSame, Identity: Identity{7, 1}},
 		{Path: "/home/u/ws/secrets", Kind: CheckTmpfsMask},
 		{Path: "/home/u/ws/.git/hooks", Kind: CheckReadOnly, Identity: Identity{7, 2}},

@@ -407,28 +407,21 @@ func allCases() []escCase {
 // TestEscape runs every attack in the sandbox, as root and as an
 // unprivileged user: nothing gets out. (The network attacks that need the
 // test network are in TestEscapeNetwork.)
-func TestEscape(t *testing.T) {
-	t.Parallel()
-	eachCaller(t, func(t *testing.T, c *caller) {
-		for _, tc := range allCases() {
-			t.Run(tc.cat+"/"+tc.name, func(t *testing.T) {
-				t.Parallel()
-				runCase(t, c, tc, cold)
-			})
-		}
-	})
-}
+func TestEscape(t *testing.T) { everyCase(t, cold) }
 
 // TestEscapeWarm runs every attack through cordon serve, as root and as an
 // unprivileged user: in a sandbox made before the command came, which the
 // daemon hands the command, its environment and its descriptors.
-func TestEscapeWarm(t *testing.T) {
+func TestEscapeWarm(t *testing.T) { everyCase(t, warm) }
+
+// everyCase runs every case of the suite in how, as every caller.
+func everyCase(t *testing.T, how runHow) {
 	t.Parallel()
 	eachCaller(t, func(t *testing.T, c *caller) {
 		for _, tc := range allCases() {
 			t.Run(tc.cat+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				runCase(t, c, tc, warm)
+				runCase(t, c, tc, how)
 			})
 		}
 	})

@@ -360,7 +360,9 @@ func TestPackageManagers(t *testing.T) {
 		{"pip3", []string{"pip3", "index", "versions", "demo-pkg", "--index-url", base + "/simple/", "--trusted-host", "allowed.test"},
 			[]string{"PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_NO_CACHE_DIR=1"}, "", "demo-pkg (1.2.3)"},
 		{"go", []string{"go", "list", "-m", "-versions", "example.test/m"},
-			[]string{"GOPROXY=" + base, "GOFLAGS=-mod=mod", "GONOSUMDB=*", "GOSUMDB=off", "GOMODCACHE=" + filepath.Join(home, "mod"), "GOTOOLCHAIN=local"}, mod, "example.test/m v1.0.0 v1.2.3"},
+			[]string{"GOPROXY=" + base, "GOFLAGS=-mod=mod", "GONOSUMDB=*", "GOSUMDB=off", "GOMODCACHE=" + filepath.Join(home, "mod"), "GOTOOLCHAIN=local",
+				// its telemetry writes to the home after the test removed it
+				"GOTELEMETRY=off"}, mod, "example.test/m v1.0.0 v1.2.3"},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			tc.argv[0] = requireTool(t, tc.tool)

@@ -235,9 +235,13 @@ func TestHopByHop(t *testing.T) {
 // not.
 func TestHTTPBodies(t *testing.T) {
 	r := newE2E(t)
+	var readErr atomic.Value // the upstream's last error reading a body
 	up := newUpstream(t, false, func(w http.ResponseWriter, r *http.Request) {
 		// Go's server is not full duplex: read all before answering
-		b, _ := io.ReadAll(r.Body)
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			readErr.Store(fmt.Sprintf("after %d bytes: %v", len(b), err))
+		}
 		w.Write(b)
 	})
 	c := proxyClient(r.http)
@@ -252,10 +256,13 @@ func TestHTTPBodies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := io.ReadAll(resp.Body)
+		got, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if !bytes.Equal(got, big) {
-			t.Errorf("chunked=%v: echoed %d bytes; want %d", chunked, len(got), len(big))
+			// (seen once under load, 524288 bytes, before the errors
+			// were recorded)
+			t.Errorf("chunked=%v: echoed %d bytes; want %d (reading the answer: %v; the upstream reading the body: %v)",
+				chunked, len(got), len(big), err, readErr.Load())
 		}
 	}
 }

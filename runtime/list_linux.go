@@ -116,6 +116,7 @@ func GC(root string) ([]string, error) {
 	}
 	sweepCgroups(root)
 	sweepTemp(filepath.Join(root, "seccomp"))
+	sweepTemp(root) // lock files of runs killed while taking their lock
 	return removed, nil
 }
 
@@ -217,20 +218,30 @@ func readMeta(root, id string) (Meta, error) {
 // directory that the cordon running it holds a flock on.
 func lockFile(root, id string) string { return filepath.Join(root, id+".lock") }
 
-// lockRun takes the run lock of id, for the length of the run.
+// lockRun takes the run lock of id, for the length of the run. The lock
+// file appears at its name already locked: made under a temporary name,
+// locked, then linked into place (failing if the name exists, as
+// O_EXCL). Created at its name and locked after, it was free for a moment,
+// in which another run's GC took the lock to probe it (this run then
+// failed with EAGAIN) or, the run's state directory not made yet, removed
+// the file as a crashed run's.
 func lockRun(root, id string) (unlock func(), err error) {
 	if err := os.MkdirAll(root, 0o711); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	path := lockFile(root, id)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(root, ".tmp-lock-*")
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
+	defer os.Remove(f.Name())
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
-		os.Remove(path)
 		return nil, fmt.Errorf("state directory: lock %s: %w", path, err)
+	}
+	if err := os.Link(f.Name(), path); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	return func() {
 		os.Remove(path)
@@ -255,6 +266,12 @@ func runLocked(root, id string) lockState {
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return lockHeld
+	}
+	// Free, unless its run let it go and removed it since it was opened:
+	// then there is no lock file any more.
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Nlink == 0 {
+		return lockMissing
 	}
 	return lockFree
 }

@@ -45,11 +45,11 @@ type Link struct {
 // root (relative to it, see policy.ProtectedInWritable) and in every git
 // directory the roots use (relative to it, see policy.ProtectedInGitDir). A
 // protected name containing "/*/" stands for the rest of the name in every
-// subdirectory there. The directories down to nestedDepth below a root get
+// subdirectory there. The directories down to NestedDepth below a root get
 // nested (see policy.ProtectedBelow) and, those holding a .git, the
 // protected names that begin with ".git/": the same protection, with the
 // directories from the root pinned. So do the trusted directories in a
-// root (policy.Policy.TrustedDirs) and those down to nestedDepth below
+// root (policy.Policy.TrustedDirs) and those down to NestedDepth below
 // them: a workspace there trusts its own settings.
 func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []string) (Protection, error) {
 	type job struct {
@@ -236,7 +236,7 @@ func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 // protected names: how deep (sub/.git, org/proj/.git), and how many
 // directories it looks at.
 const (
-	nestedDepth = 2
+	NestedDepth = 2
 	nestedMax   = 4096
 )
 
@@ -247,7 +247,7 @@ type nestedDir struct {
 	has []string
 }
 
-// nestedDirs returns the directories below root, at most nestedDepth deep,
+// nestedDirs returns the directories below root, at most NestedDepth deep,
 // that hold one of names (as any kind of entry). Symlinks are not followed,
 // and node_modules, where package managers keep nothing a developer works
 // in, is not searched.
@@ -271,7 +271,7 @@ func nestedDirs(fsys fs.FS, root string, names []string) []nestedDir {
 			if len(has) > 0 {
 				out = append(out, nestedDir{rel: sub, has: has})
 			}
-			if depth < nestedDepth {
+			if depth < NestedDepth {
 				walk(sub, below, depth+1)
 			}
 		}

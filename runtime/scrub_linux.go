@@ -207,7 +207,7 @@ const bareRepoDepth = 3
 // git not to take the directory for a repository. Directories named .git,
 // and the repositories' own git directories, are left alone. It also
 // returns the nested names (spec.Scrub.Nested) created or changed since
-// started in the directories down to nestedDepth below root.
+// started in the directories down to spec.NestedDepth below root.
 //
 // It runs after every command, so it reads each directory once, by its
 // entries (getdents, relative to its parent, nothing allocated for the
@@ -229,7 +229,7 @@ func plantedBelow(root string, gitDirs, nested []string, started time.Time) []st
 			w.firsts = append(w.firsts, first)
 		}
 	}
-	w.dir(fd, root, 0)
+	w.dir(fd, root, 0, true)
 	return w.out
 }
 
@@ -244,8 +244,9 @@ type scrubWalk struct {
 }
 
 // dir looks at the directory p, open as fd (which it closes), depth below
-// the root, and below it.
-func (w *scrubWalk) dir(fd int, p string, depth int) {
+// the root, and below it; for the nested names only when nested (not in
+// node_modules, which the plan does not search either).
+func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 	defer unix.Close(fd)
 	if w.seen++; w.seen > spec.MaxGlobEntries {
 		return
@@ -254,7 +255,7 @@ func (w *scrubWalk) dir(fd int, p string, depth int) {
 	if present["HEAD"] && present["objects"] && present["refs"] && planted(p, w.started) {
 		w.out = append(w.out, p+"/HEAD")
 	}
-	if depth >= 1 && depth <= nestedDepth {
+	if nested && depth >= 1 && depth <= spec.NestedDepth {
 		for _, n := range w.nested {
 			if first, _, _ := strings.Cut(n, "/"); present[first] && changed(p+"/"+n, w.started) {
 				w.out = append(w.out, p+"/"+n)
@@ -282,7 +283,7 @@ func (w *scrubWalk) dir(fd int, p string, depth int) {
 		if err != nil {
 			continue
 		}
-		w.dir(subfd, sub, depth+1)
+		w.dir(subfd, sub, depth+1, nested && name != "node_modules")
 		if w.seen > spec.MaxGlobEntries {
 			return
 		}
@@ -312,7 +313,7 @@ func (w *scrubWalk) entries(fd int) (present map[string]bool, subdirs []string) 
 }
 
 // changedBelow returns the nested names created or changed since started
-// in the directory t and those down to nestedDepth below it (a trusted
+// in the directory t and those down to spec.NestedDepth below it (a trusted
 // directory in a writable root: mounts.Protect binds those that existed).
 // Symlinks are not followed.
 func changedBelow(t string, nested []string, started time.Time) []string {
@@ -330,17 +331,13 @@ func changedBelow(t string, nested []string, started time.Time) []string {
 				out = append(out, p+"/"+n)
 			}
 		}
-		if strings.Count(strings.TrimPrefix(p, t), "/") >= nestedDepth {
+		if strings.Count(strings.TrimPrefix(p, t), "/") >= spec.NestedDepth {
 			return fs.SkipDir
 		}
 		return nil
 	})
 	return out
 }
-
-// nestedDepth is how deep below a writable root the nested names are
-// looked for (mounts.Protect binds those that exist that deep).
-const nestedDepth = 2
 
 // changed reports whether p exists, not as a directory, with a ctime not
 // before started (a scrubClock reading).

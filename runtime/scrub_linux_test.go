@@ -127,7 +127,8 @@ func TestPlantedBareReposRightAway(t *testing.T) {
 
 // TestPlantedNested: nested names made during the run are found in the
 // directories one and two levels below the writable root, not in the root
-// itself, deeper, through a symlink, or when they were there before.
+// itself, deeper, through a symlink, in node_modules, or when they were
+// there before.
 func TestPlantedNested(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel string) {
@@ -147,6 +148,8 @@ func TestPlantedNested(t *testing.T) {
 	for _, rel := range []string{
 		"p/.claude/settings.json", "p/q/.vscode/tasks.json", "p/q/r/.mcp.json", ".claude/settings.json",
 		"old/.claude/settings.local.json", "p/notes.txt",
+		// not protected by the plan (mounts.Protect skips it), not moved
+		"node_modules/pkg/.vscode/tasks.json",
 	} {
 		write(rel)
 	}

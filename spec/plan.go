@@ -55,6 +55,11 @@ type Scrub struct {
 	Links []mounts.Link `json:"links,omitempty"`
 }
 
+// NestedDepth is how deep below a writable root (and a trusted directory in
+// one) the plan protects Scrub.Nested, and so how deep the runtime looks
+// for them after the run.
+const NestedDepth = mounts.NestedDepth
+
 // Targets returns the paths the runtime must check after the run: the
 // protected paths, and the matches of the denyWrite globs that were not
 // there before. The walk does not follow symlinks.

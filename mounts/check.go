@@ -170,6 +170,14 @@ func checks(fsys fs.FS, roots []string, ms []specs.Mount, maskFile string) []Che
 		kinds[p] = kind
 	}
 	for _, m := range ms {
+		ro := slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rro")
+		mask := ""
+		switch {
+		case m.Type == "tmpfs" && ro:
+			mask = CheckTmpfsMask
+		case m.Type == "bind" && m.Source == maskFile && maskFile != "":
+			mask = CheckMask
+		}
 		root := ""
 		for _, r := range roots {
 			if below(m.Destination, r) && len(r) > len(root) {
@@ -182,11 +190,8 @@ func checks(fsys fs.FS, roots []string, ms []specs.Mount, maskFile string) []Che
 			// a writable root sent elsewhere, while the sandbox was set
 			// up, could land on it (.git/hooks -> ~/.ssh: the real
 			// ~/.ssh bound over its mask).
-			switch {
-			case m.Type == "tmpfs" && (slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rro")):
-				add(m.Destination, CheckTmpfsMask)
-			case m.Type == "bind" && m.Source == maskFile && maskFile != "":
-				add(m.Destination, CheckMask)
+			if mask != "" {
+				add(m.Destination, mask)
 			}
 			continue
 		}
@@ -204,17 +209,14 @@ func checks(fsys fs.FS, roots []string, ms []specs.Mount, maskFile string) []Che
 				add(d, CheckSame)
 			}
 		}
-		ro := slices.Contains(m.Options, "ro") || slices.Contains(m.Options, "rro")
 		switch {
-		case m.Type == "tmpfs" && ro:
-			add(m.Destination, CheckTmpfsMask)
+		case mask != "":
+			add(m.Destination, mask)
 		case m.Type != "bind":
 			// The sandbox's own /tmp (a workspace may live below it).
-		case m.Type == "bind" && m.Source == maskFile && maskFile != "":
-			add(m.Destination, CheckMask)
-		case m.Type == "bind" && ro:
+		case ro:
 			add(m.Destination, CheckReadOnly)
-		case m.Type == "bind":
+		default:
 			add(m.Destination, CheckSame)
 		}
 	}

@@ -33,6 +33,9 @@ func List(string) ([]Sandbox, error) { return nil, errors.ErrUnsupported }
 // GC is not supported on this OS.
 func GC(string) ([]string, error) { return nil, errors.ErrUnsupported }
 
+// GCBeforeRun is not supported on this OS.
+func GCBeforeRun(string) ([]string, error) { return nil, errors.ErrUnsupported }
+
 // Preheat does nothing on this OS.
 func Preheat() {}
 

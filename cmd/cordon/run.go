@@ -46,7 +46,7 @@ func runCommand() *cli.Command {
 			swept := make(chan struct{})
 			go func() {
 				defer close(swept)
-				_, _ = runtime.GC(root)
+				_, _ = runtime.GCBeforeRun(root)
 			}()
 			runtime.Preheat()
 			sb, err := compile(ctx, cmd)

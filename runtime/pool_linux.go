@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path"
@@ -40,6 +41,9 @@ var ErrNotIntact = errors.New("the pooled sandbox changed since it was made")
 type Pooled struct {
 	sb  *sandbox
 	cmd *os.File // the daemon's end of the command socket
+	// said is the read end of the init's stderr while it waits: where it
+	// says why it failed before a command came (see initSaid).
+	said *os.File
 	// mounts is the init's mount table as it was once made.
 	mounts string
 	// used is the sandbox once Run took it, until Release.
@@ -164,12 +168,19 @@ func NewPooled(s *specs.Spec, o Options) (_ *Pooled, err error) {
 		return nil, err
 	}
 	defer null.Close()
-	sb.process.Stdin, sb.process.Stdout, sb.process.Stderr = null, null, null
-	if err := sb.launch(); err != nil {
+	said, stderr, err := os.Pipe()
+	if err != nil {
 		return nil, err
 	}
-	if pl.mounts, err = pl.mountTable(); err != nil {
-		return nil, err
+	pl.said = said
+	sb.process.Stdin, sb.process.Stdout, sb.process.Stderr = null, null, stderr
+	err = sb.launch()
+	stderr.Close()
+	if err == nil {
+		pl.mounts, err = pl.mountTable()
+	}
+	if err != nil {
+		return nil, pl.failed(err)
 	}
 	// Where its usage is read once the command is over: fixed for the
 	// sandbox's life, and libcontainer's State costs a run ~0.2 ms.
@@ -201,6 +212,40 @@ func (p *Pooled) mountTable() (string, error) {
 	return string(data), nil
 }
 
+// initSaidWait is how long failed waits for the init's last words: once
+// it is gone its stderr reaches end of file at once.
+const initSaidWait = 500 * time.Millisecond
+
+// failed is err, or what the init said on its stderr when it said
+// something: the init of a sandbox that fails before its command comes
+// (a planned path that changed meanwhile, say) exits with a message
+// there, and the error cordon meets then (its mount table gone, the
+// command socket closed) does not say why.
+func (p *Pooled) failed(err error) error {
+	if said := initSaid(p.said, initSaidWait); said != "" {
+		return errors.New(said)
+	}
+	return err
+}
+
+// initSaid reads what an init wrote on its stderr r, until end of file or
+// for at most wait, without the "cordon: " its messages start with, one
+// line for each message.
+func initSaid(r *os.File, wait time.Duration) string {
+	if r == nil {
+		return ""
+	}
+	_ = r.SetReadDeadline(time.Now().Add(wait))
+	data, _ := io.ReadAll(io.LimitReader(r, 4<<10))
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "cordon: ")); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
 // Intact checks that the sandbox is still what it was made: its init
 // waits, and its mount table is the same, entry for entry. A bind whose
 // mountpoint the host replaced (an editor saving a protected file by
@@ -220,6 +265,7 @@ func (p *Pooled) Close() {
 		return
 	}
 	p.cmd.Close()
+	p.said.Close()
 	// Nothing ran: nothing to check or record.
 	p.sb.spec = &specs.Spec{}
 	p.sb.o.Notify = nil
@@ -255,6 +301,7 @@ func (p *Pooled) Run(ctx context.Context, s *specs.Spec, o Options, sigs <-chan 
 	// The rest, Release.
 	defer sb.report()
 	defer p.cmd.Close()
+	defer p.said.Close()
 	if key, err := PoolKey(s); err != nil || key != p.key {
 		sb.kill()
 		return 0, errors.New("the command's sandbox is not the pooled one")
@@ -304,7 +351,7 @@ func (p *Pooled) Run(ctx context.Context, s *specs.Spec, o Options, sigs <-chan 
 		if out != nil {
 			out.wait()
 		}
-		return 0, fmt.Errorf("start the command in the pooled sandbox: %w", err)
+		return 0, p.failed(fmt.Errorf("start the command in the pooled sandbox: %w", err))
 	}
 	sb.tr.mark("started")
 	if o.Started != nil {

@@ -1,6 +1,9 @@
 package runtime
 
 import (
+	"os"
+	"time"
+
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -57,5 +60,48 @@ func TestPoolKey(t *testing.T) {
 	key(s)
 	if s.Process.Cwd != "/home/ana/app" || s.Linux.CgroupsPath != "/cordon/run-1" || len(s.Process.Args) != 6 {
 		t.Errorf("PoolKey changed its spec: %+v", s.Process)
+	}
+}
+
+func TestInitSaid(t *testing.T) {
+	tests := []struct {
+		name  string
+		wrote string
+		open  bool // the init is still there: its end stays open
+		want  string
+	}{
+		{"nothing, gone", "", false, ""},
+		{"nothing, still there", "", true, ""},
+		{"a failure", "cordon: /ws/.git/hooks is not what the sandbox was planned with (it changed while the sandbox was set up); nothing ran\n", false,
+			"/ws/.git/hooks is not what the sandbox was planned with (it changed while the sandbox was set up); nothing ran"},
+		{"two messages", "cordon: warning: x\ncordon: signalfd: Too many open files\n", false, "warning: x; signalfd: Too many open files"},
+		{"said, still there", "cordon: read the landlock rules: Bad file descriptor\n", true, "read the landlock rules: Bad file descriptor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if _, err := w.WriteString(tt.wrote); err != nil {
+				t.Fatal(err)
+			}
+			if tt.open {
+				defer w.Close()
+			} else {
+				w.Close()
+			}
+			start := time.Now()
+			if got := initSaid(r, 100*time.Millisecond); got != tt.want {
+				t.Errorf("initSaid = %q, want %q", got, tt.want)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("initSaid took %v", d)
+			}
+		})
+	}
+	if got := initSaid(nil, time.Second); got != "" {
+		t.Errorf("initSaid(nil) = %q", got)
 	}
 }

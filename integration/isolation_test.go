@@ -113,6 +113,56 @@ func TestIsolation(t *testing.T) {
 				t.Errorf("a file could be created in /")
 			}
 		})
+		t.Run("host view", func(t *testing.T) {
+			// Every top-level directory and file of the host is seen
+			// read-only, nosuid and nodev, and so is every mount below
+			// the directories (cordon's init binds them, not
+			// libcontainer: see runtime/hostview_linux.go).
+			t.Parallel()
+			b := newBox(t, c)
+			entries, err := os.ReadDir("/")
+			must(t, err)
+			var want []string
+			for _, e := range entries {
+				if e.Name() != "proc" && e.Name() != "dev" && e.Name() != "sys" && e.Name() != "tmp" && (e.IsDir() || e.Type().IsRegular()) {
+					want = append(want, "/"+e.Name())
+				}
+			}
+			r := b.sh("cat /proc/self/mountinfo")
+			if r.code != 0 {
+				t.Fatalf("cat /proc/self/mountinfo:\n%s", r)
+			}
+			seen := map[string]string{} // mountpoint: its options, the last mount there
+			for _, l := range lines(r.stdout) {
+				if f := strings.Fields(l); len(f) > 5 {
+					seen[f[4]] = f[5]
+				}
+			}
+			for _, p := range want {
+				opts, ok := seen[p]
+				if !ok {
+					t.Errorf("%s is not mounted in the sandbox", p)
+					continue
+				}
+				for _, o := range []string{"ro", "nosuid", "nodev"} {
+					if !slices.Contains(strings.Split(opts, ","), o) {
+						t.Errorf("%s is mounted %q, want %s", p, opts, o)
+					}
+				}
+			}
+			// Below the host's directories: their submounts, except what
+			// the sandbox mounts itself (its workspace, masks, /run/cordon).
+			for mp, opts := range seen {
+				top := "/" + strings.SplitN(strings.TrimPrefix(mp, "/"), "/", 2)[0]
+				if mp == top || !slices.Contains(want, top) || top == "/run" && strings.HasPrefix(mp, "/run/cordon") ||
+					strings.HasPrefix(mp+"/", b.ws+"/") || strings.HasPrefix(b.ws+"/", mp+"/") || strings.HasPrefix(mp+"/", b.home+"/") {
+					continue
+				}
+				if !slices.Contains(strings.Split(opts, ","), "ro") {
+					t.Errorf("%s, below the host's %s, is mounted %q, want ro", mp, top, opts)
+				}
+			}
+		})
 		t.Run("environment", func(t *testing.T) {
 			t.Parallel()
 			b := newBox(t, c)

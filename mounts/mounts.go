@@ -191,6 +191,24 @@ func hostBind(dst string, dir bool) specs.Mount {
 	return specs.Mount{Destination: dst, Type: "bind", Source: dst, Options: opts}
 }
 
+// HostView reports whether m is one of the binds Plan makes of the host's
+// top-level directories and files, which together are the sandbox's
+// read-only view of the host root, and whether the entry it binds is a
+// directory. A runtime may make them some other way, to the same effect.
+func HostView(m specs.Mount) (ok, dir bool) {
+	name, top := strings.CutPrefix(m.Destination, "/")
+	if !top || name == "" || name == "." || name == ".." || strings.Contains(name, "/") || replaced[name] {
+		return false, false
+	}
+	for _, dir := range []bool{true, false} {
+		want := hostBind(m.Destination, dir)
+		if m.Type == want.Type && m.Source == want.Source && slices.Equal(m.Options, want.Options) {
+			return true, dir
+		}
+	}
+	return false, false
+}
+
 // systemMounts are the sandbox's own /proc, /dev, /sys and /tmp.
 func systemMounts(tmpSize int64) []specs.Mount {
 	tmpOpts := []string{"nosuid", "nodev", "mode=1777"}

@@ -165,3 +165,31 @@ func TestPlanKeepsHostRootReadOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestHostView(t *testing.T) {
+	dir := hostBind("/usr", true)
+	file := hostBind("/.dockerenv", false)
+	tests := []struct {
+		name    string
+		m       specs.Mount
+		ok, dir bool
+	}{
+		{"a directory", dir, true, true},
+		{"a file", file, true, false},
+		{"writable", specs.Mount{Destination: "/data", Type: "bind", Source: "/data", Options: []string{"rbind", "nosuid", "nodev", "rprivate"}}, false, false},
+		{"deeper", hostBind("/usr/lib", true), false, false},
+		{"another source", specs.Mount{Destination: "/etc", Type: "bind", Source: "/srv/etc", Options: dir.Options}, false, false},
+		{"a replaced one", hostBind("/proc", true), false, false},
+		{"the root", hostBind("/", true), false, false},
+		{"dot-dot", hostBind("/..", true), false, false},
+		{"a mask", specs.Mount{Destination: "/etc", Type: "tmpfs", Source: "tmpfs", Options: []string{"ro"}}, false, false},
+		{"options of a file on a directory's", specs.Mount{Destination: "/usr", Type: "bind", Source: "/usr", Options: []string{"rbind", "ro", "nosuid", "nodev", "rprivate"}}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if ok, dir := HostView(tt.m); ok != tt.ok || dir != tt.dir {
+				t.Errorf("HostView(%v) = %v, %v; want %v, %v", tt.m, ok, dir, tt.ok, tt.dir)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/opencontainers/runc/libcontainer"
@@ -15,6 +16,12 @@ import (
 // constructor before the Go runtime starts.
 func Init() {
 	if len(os.Args) > 1 && os.Args[1] == "init" {
+		// First the host view, when cordon hands it over (see
+		// bindHostView); a failure ends the sandbox before anything runs.
+		if err := bindHostView(); err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: %v\n", err)
+			os.Exit(1)
+		}
 		libcontainer.Init()
 	}
 }

@@ -162,9 +162,11 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 		o.ID = NewID()
 	}
 	rootless := os.Geteuid() != 0
+	// The init binds the host view itself (see bindHostView).
+	forLibcontainer, view := takeHostView(s)
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      o.ID,
-		Spec:            s,
+		Spec:            forLibcontainer,
 		RootlessEUID:    rootless,
 		RootlessCgroups: rootless,
 	})
@@ -268,6 +270,14 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 		spec.InitLandlockFD: rules,
 		spec.InitProxyFD:    brChild,
 		spec.InitNotifyFD:   svChild,
+	}
+	if len(view) > 0 {
+		pipe, err := hostViewPipe(view)
+		if err != nil {
+			return nil, err
+		}
+		sb.undo = append(sb.undo, func() { pipe.Close() })
+		files[initHostViewFD] = pipe
 	}
 	maps.Copy(files, extra)
 	if sb.process.ExtraFiles, err = initFiles(files); err != nil {

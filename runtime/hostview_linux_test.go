@@ -1,0 +1,112 @@
+package runtime
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func hostDir(p string) specs.Mount {
+	return specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"rbind", "rro", "nosuid", "nodev", "rprivate"}}
+}
+
+func hostFile(p string) specs.Mount {
+	return specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"bind", "ro", "nosuid", "nodev", "rprivate"}}
+}
+
+func TestTakeHostView(t *testing.T) {
+	proc := specs.Mount{Destination: "/proc", Type: "proc", Source: "proc"}
+	ws := specs.Mount{Destination: "/work/app", Type: "bind", Source: "/work/app", Options: []string{"rbind", "nosuid", "nodev", "rprivate"}}
+	rwTop := specs.Mount{Destination: "/data", Type: "bind", Source: "/data", Options: []string{"rbind", "nosuid", "nodev", "rprivate"}}
+	tests := []struct {
+		name string
+		in   []specs.Mount
+		view []hostEntry
+		rest []specs.Mount
+	}{
+		{"none", []specs.Mount{proc, ws}, nil, []specs.Mount{proc, ws}},
+		{"the plan's", []specs.Mount{hostDir("/run"), hostFile("/.dockerenv"), hostDir("/usr"), proc, ws},
+			[]hostEntry{{"run", true}, {".dockerenv", false}, {"usr", true}}, []specs.Mount{proc, ws}},
+		// Only a leading run: a bind after another mount keeps its place.
+		{"after another mount", []specs.Mount{hostDir("/usr"), proc, hostDir("/etc")},
+			[]hostEntry{{"usr", true}}, []specs.Mount{proc, hostDir("/etc")}},
+		{"a writable top-level bind", []specs.Mount{rwTop, hostDir("/usr")}, nil, []specs.Mount{rwTop, hostDir("/usr")}},
+		{"a deeper bind", []specs.Mount{hostDir("/usr/lib")}, nil, []specs.Mount{hostDir("/usr/lib")}},
+		{"another source", []specs.Mount{{Destination: "/etc", Type: "bind", Source: "/home/ana/etc", Options: hostDir("").Options}}, nil,
+			[]specs.Mount{{Destination: "/etc", Type: "bind", Source: "/home/ana/etc", Options: hostDir("").Options}}},
+		{"a replaced directory", []specs.Mount{hostDir("/tmp")}, nil, []specs.Mount{hostDir("/tmp")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &specs.Spec{Mounts: tt.in}
+			rest, view := takeHostView(s)
+			if !slices.Equal(view, tt.view) {
+				t.Errorf("view = %v, want %v", view, tt.view)
+			}
+			if !slices.EqualFunc(rest.Mounts, tt.rest, func(a, b specs.Mount) bool {
+				return a.Destination == b.Destination && a.Source == b.Source && slices.Equal(a.Options, b.Options)
+			}) {
+				t.Errorf("rest = %v, want %v", rest.Mounts, tt.rest)
+			}
+			if len(s.Mounts) != len(tt.in) {
+				t.Errorf("the spec itself was changed: %d mounts, had %d", len(s.Mounts), len(tt.in))
+			}
+		})
+	}
+}
+
+func TestHostViewMessage(t *testing.T) {
+	view := []hostEntry{{"run", true}, {".dockerenv", false}, {"usr", true}, {"lost+found", true}}
+	got, ok, err := parseHostView(encodeHostView(view))
+	if !ok || err != nil || !slices.Equal(got, view) {
+		t.Errorf("round trip: %v %v %v, want %v", got, ok, err, view)
+	}
+	tests := []struct {
+		name string
+		data string
+		ok   bool // a message at all
+		err  bool
+	}{
+		{"empty", "", false, false},
+		{"not cordon's", "hello\n", false, false},
+		{"no entries", hostViewMagic, true, false},
+		{"truncated", hostViewMagic + "d usr", true, true},
+		{"a path", hostViewMagic + "d usr/lib\n", true, true},
+		{"dot-dot", hostViewMagic + "d ..\n", true, true},
+		{"dot", hostViewMagic + "f .\n", true, true},
+		{"no name", hostViewMagic + "d \n", true, true},
+		{"unknown kind", hostViewMagic + "x usr\n", true, true},
+		{"NUL", hostViewMagic + "d us\x00r\n", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ok, err := parseHostView([]byte(tt.data))
+			if ok != tt.ok || (err != nil) != tt.err {
+				t.Errorf("parseHostView(%q) = ok %v, err %v; want ok %v, an error %v", tt.data, ok, err, tt.ok, tt.err)
+			}
+		})
+	}
+}
+
+func FuzzParseHostView(f *testing.F) {
+	f.Add([]byte(encodeHostView([]hostEntry{{"usr", true}, {".dockerenv", false}})))
+	f.Add([]byte(hostViewMagic + "d ..\n"))
+	f.Add([]byte("d usr\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		view, ok, err := parseHostView(data)
+		if !ok || err != nil {
+			return
+		}
+		for _, e := range view {
+			if e.name == "" || e.name == "." || e.name == ".." || strings.ContainsAny(e.name, "/\x00\n") {
+				t.Fatalf("parsed a name that is not one entry of /: %q", e.name)
+			}
+		}
+		// What parses says the same once encoded again.
+		if again, _, err := parseHostView(encodeHostView(view)); err != nil || !slices.Equal(again, view) {
+			t.Fatalf("%q: parsed %v, again %v (%v)", data, view, again, err)
+		}
+	})
+}

@@ -7,7 +7,7 @@ package runtime
 // for the twenty of a typical root. cordon's init makes those binds
 // itself instead, with two system calls each, before libcontainer sets
 // up the rest: newSandbox takes them out of the config it gives
-// libcontainer and hands them to the init on a pipe at initHostViewFD;
+// libcontainer and hands them to the init in a memfd at initHostViewFD;
 // bindHostView, in the re-executed cordon, makes them in the sandbox's
 // root exactly as the spec says: recursive binds of the directories,
 // binds of the files, read-only, nosuid and nodev throughout (below them
@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -29,12 +30,16 @@ import (
 )
 
 // initHostViewFD is the descriptor at which libcontainer's init finds the
-// host view to bind: a pipe holding hostViewMagic and the entries, one per
-// line ("d NAME" for a directory, "f NAME" for a file).
+// host view to bind: a memfd named hostViewName holding hostViewMagic and
+// the entries, one per line ("d NAME" for a directory, "f NAME" for a
+// file). A descriptor there that is not one (an OCI caller's preserved
+// descriptor, say) is left alone, unread.
 const initHostViewFD = 9
 
-// hostViewMagic starts the message: a descriptor that does not hold it
-// (an OCI caller's preserved one, say) is not cordon's and left alone.
+// hostViewName is the name of the memfd.
+const hostViewName = "cordon-host-view"
+
+// hostViewMagic starts the message.
 const hostViewMagic = "cordon host view 1\n"
 
 // hostEntry is one top-level entry of the host to bind.
@@ -98,22 +103,18 @@ func parseHostView(data []byte) (view []hostEntry, ok bool, err error) {
 	return view, true, nil
 }
 
-// hostViewPipe is the read end of a pipe that holds view's message, its
-// write end closed: the init reads it to its end.
-func hostViewPipe(view []hostEntry) (*os.File, error) {
-	r, w, err := os.Pipe()
+// hostViewFile is a memfd that holds view's message.
+func hostViewFile(view []hostEntry) (*os.File, error) {
+	fd, err := unix.MemfdCreate(hostViewName, unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("host view: %w", err)
 	}
-	_, err = w.Write(encodeHostView(view))
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		r.Close()
+	f := os.NewFile(uintptr(fd), hostViewName)
+	if _, err := f.Write(encodeHostView(view)); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("host view: %w", err)
 	}
-	return r, nil
+	return f, nil
 }
 
 // bindHostView makes the host view in the sandbox's root when cordon asked
@@ -123,30 +124,21 @@ func hostViewPipe(view []hostEntry) (*os.File, error) {
 // the sandbox's root (libcontainer starts its init there). Nothing of the
 // sandbox's runs yet.
 func bindHostView() error {
-	var st unix.Stat_t
-	if err := unix.Fstat(initHostViewFD, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	fdPath := "/proc/self/fd/" + strconv.Itoa(initHostViewFD)
+	if name, err := os.Readlink(fdPath); err != nil || !strings.HasPrefix(name, "/memfd:"+hostViewName+" ") {
 		return nil
 	}
-	// Not blocking: a pipe that is not cordon's may have no end of file.
-	if err := unix.SetNonblock(initHostViewFD, true); err != nil {
-		return nil
-	}
-	var data []byte
-	buf := make([]byte, 4096)
-	for len(data) < 1<<20 {
-		n, err := unix.Read(initHostViewFD, buf)
-		if n <= 0 || err != nil {
-			break
-		}
-		data = append(data, buf[:n]...)
-	}
-	view, ok, err := parseHostView(data)
-	if !ok {
-		return nil
-	}
+	data, err := os.ReadFile(fdPath)
 	unix.Close(initHostViewFD)
 	if err != nil {
+		return fmt.Errorf("host view: %w", err)
+	}
+	view, ok, err := parseHostView(data)
+	if err != nil {
 		return err
+	}
+	if !ok {
+		return errors.New("host view: not a host view")
 	}
 	root, err := os.Getwd()
 	if err != nil {

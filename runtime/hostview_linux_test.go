@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,6 +65,21 @@ func TestHostViewMessage(t *testing.T) {
 	if !ok || err != nil || !slices.Equal(got, view) {
 		t.Errorf("round trip: %v %v %v, want %v", got, ok, err, view)
 	}
+	// As the init finds it: by the memfd's name, read from its start.
+	f, err := hostViewFile(view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fdPath := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	if name, err := os.Readlink(fdPath); err != nil || !strings.HasPrefix(name, "/memfd:"+hostViewName+" ") {
+		t.Errorf("the host view's descriptor is %q (%v), not the memfd the init looks for", name, err)
+	}
+	data, err := os.ReadFile(fdPath)
+	if got, ok, perr := parseHostView(data); err != nil || !ok || perr != nil || !slices.Equal(got, view) {
+		t.Errorf("read back: %v %v %v %v, want %v", got, ok, err, perr, view)
+	}
+
 	tests := []struct {
 		name string
 		data string

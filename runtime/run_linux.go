@@ -272,12 +272,12 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 		spec.InitNotifyFD:   svChild,
 	}
 	if len(view) > 0 {
-		pipe, err := hostViewPipe(view)
+		f, err := hostViewFile(view)
 		if err != nil {
 			return nil, err
 		}
-		sb.undo = append(sb.undo, func() { pipe.Close() })
-		files[initHostViewFD] = pipe
+		sb.undo = append(sb.undo, func() { f.Close() })
+		files[initHostViewFD] = f
 	}
 	maps.Copy(files, extra)
 	if sb.process.ExtraFiles, err = initFiles(files); err != nil {

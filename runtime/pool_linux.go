@@ -182,14 +182,8 @@ func NewPooled(s *specs.Spec, o Options) (_ *Pooled, err error) {
 	if err != nil {
 		return nil, pl.failed(err)
 	}
-	// Where its usage is read once the command is over: fixed for the
-	// sandbox's life, and libcontainer's State costs a run ~0.2 ms.
-	if st, err := sb.c.State(); err == nil {
-		sb.cgroupPaths = st.CgroupPaths
-		if sb.cgroupPaths == nil {
-			sb.cgroupPaths = map[string]string{}
-		}
-	}
+	// Fixed for the sandbox's life: read while it waits.
+	sb.readCgroupPaths()
 	return pl, nil
 }
 

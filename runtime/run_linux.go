@@ -107,7 +107,20 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	if o.Started != nil {
 		o.Started()
 	}
+	sb.readCgroupPaths()
 	return sb.wait(ctx, sigs, term, out)
+}
+
+// readCgroupPaths finds where the sandbox's usage is read once its command
+// is over, while the command runs: libcontainer's State costs ~0.3 ms,
+// which after the command would add to the run.
+func (sb *sandbox) readCgroupPaths() {
+	if st, err := sb.c.State(); err == nil {
+		sb.cgroupPaths = st.CgroupPaths
+		if sb.cgroupPaths == nil {
+			sb.cgroupPaths = map[string]string{}
+		}
+	}
 }
 
 // sandbox is one run's sandbox on the host side: the container, its init
@@ -138,8 +151,8 @@ type sandbox struct {
 	reported int
 	// pooled: the sandbox was made before its command (see Pooled).
 	pooled bool
-	// cgroupPaths are a pooled sandbox's cgroup directories, read while
-	// it waited (usage reads them).
+	// cgroupPaths are the sandbox's cgroup directories, read while its
+	// command ran or, pooled, while it waited (usage reads them).
 	cgroupPaths map[string]string
 }
 

@@ -26,7 +26,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
-	"cordon.dev/cordon/mounts"
+	"cordon.dev/cordon/spec"
 )
 
 // initHostViewFD is the descriptor at which libcontainer's init finds the
@@ -48,14 +48,14 @@ type hostEntry struct {
 	dir  bool
 }
 
-// takeHostView splits s's leading binds of the host view (mounts.HostView)
+// takeHostView splits s's leading binds of the host view (spec.HostView)
 // from the rest: the entries the init binds first, and a copy of s without
 // them for libcontainer. Only a leading run is taken, so that every mount
 // is still made after those it was ordered after.
 func takeHostView(s *specs.Spec) (*specs.Spec, []hostEntry) {
 	var view []hostEntry
 	for _, m := range s.Mounts {
-		ok, dir := mounts.HostView(m)
+		ok, dir := spec.HostView(m)
 		if !ok {
 			break
 		}

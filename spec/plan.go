@@ -399,3 +399,8 @@ func seccompProfile(p *policy.Policy, rec Record, pr probe.Result) (*specs.Linux
 		Notify: notify, NotifyWrites: rec.Writes || rec.Reads, NotifyReads: rec.Reads,
 	})
 }
+
+// HostView reports whether m is one of the binds of the host's top-level
+// entries that together make the sandbox's read-only view of the host
+// root, and whether the entry is a directory (see mounts.HostView).
+func HostView(m specs.Mount) (ok, dir bool) { return mounts.HostView(m) }

@@ -48,13 +48,42 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var upgraded atomic.Bool // set by ModifyResponse, which holds the connection
 	ctx := context.WithValue(r.Context(), decisionKey{}, d)
-	p.forward.ServeHTTP(w, r.WithContext(context.WithValue(ctx, upgradeKey{}, &upgraded)))
+	out := r.WithContext(context.WithValue(ctx, upgradeKey{}, &upgraded))
+	if out.Body != nil && out.Body != http.NoBody {
+		out.Body = &endedBody{ReadCloser: out.Body}
+	}
+	p.forward.ServeHTTP(w, out)
 	if upgraded.Load() {
 		p.release()
 	}
 }
 
 type upgradeKey struct{}
+
+// endedBody is a client's request body that stays at its end once it got
+// there. The forwarder's transport reads a Content-Length body once more
+// after its last byte, to check that nothing follows; the HTTP server
+// closes a body it has drained when the answer's head is written; an
+// upstream that answers on the body's last byte can make the close come
+// first. The check must then see the end: a closed body fails it, the
+// transport takes that for a failed write of the request and closes the
+// upstream connection the answer is streaming on, and the client gets a
+// truncated answer.
+type endedBody struct {
+	io.ReadCloser
+	ended atomic.Bool
+}
+
+func (b *endedBody) Read(p []byte) (int, error) {
+	if b.ended.Load() {
+		return 0, io.EOF
+	}
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.ended.Store(true)
+	}
+	return n, err
+}
 
 // refuseHTTP answers a refusal: 403 and X-Proxy-Error with the reason, or
 // 502 when the name did not resolve.

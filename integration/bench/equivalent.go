@@ -70,9 +70,13 @@ static int put(const char *dir, const char *file, const char *value) {
 	return n < 0 ? -1 : 0;
 }
 
+/* cleanup removes the cgroups once they are empty: the last of the
+ * command's processes may still be exiting when it returns (rmdir says
+ * EBUSY meanwhile), as libcontainer's removal waits for them too. */
 static void cleanup(void) {
 	for (int i = 0; i < ndirs; i++)
-		rmdir(dirs[i]);
+		for (int tries = 0; rmdir(dirs[i]) < 0 && errno == EBUSY && tries < 1000; tries++)
+			usleep(1000);
 }
 
 int main(int argc, char **argv) {

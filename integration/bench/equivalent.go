@@ -72,11 +72,13 @@ static int put(const char *dir, const char *file, const char *value) {
 
 /* cleanup removes the cgroups once they are empty: the last of the
  * command's processes may still be exiting when it returns (rmdir says
- * EBUSY meanwhile), as libcontainer's removal waits for them too. */
+ * EBUSY meanwhile), as libcontainer's removal waits for them too. It
+ * tries again every 20 us, for at most a second, so that the wait
+ * measured is the kernel's, not a sleep's. */
 static void cleanup(void) {
 	for (int i = 0; i < ndirs; i++)
-		for (int tries = 0; rmdir(dirs[i]) < 0 && errno == EBUSY && tries < 1000; tries++)
-			usleep(1000);
+		for (int tries = 0; rmdir(dirs[i]) < 0 && errno == EBUSY && tries < 50000; tries++)
+			usleep(20);
 }
 
 int main(int argc, char **argv) {

@@ -258,27 +258,30 @@ func readMeta(root, id string) (Meta, error) {
 func lockFile(root, id string) string { return filepath.Join(root, id+".lock") }
 
 // lockRun takes the run lock of id, for the length of the run. The lock
-// file appears at its name already locked: made under a temporary name,
-// locked, then linked into place (failing if the name exists, as
-// O_EXCL). Created at its name and locked after, it was free for a moment,
-// in which another run's GC took the lock to probe it (this run then
-// failed with EAGAIN) or, the run's state directory not made yet, removed
-// the file as a crashed run's.
+// file appears at its name already locked: made without a name
+// (O_TMPFILE), locked, then linked into place (failing if the name
+// exists, as O_EXCL). Created at its name and locked after, it was free
+// for a moment, in which another run's GC took the lock to probe it (this
+// run then failed with EAGAIN) or, the run's state directory not made
+// yet, removed the file as a crashed run's. Made under a temporary name,
+// a run killed in between left that name behind. Where the file system
+// has no O_TMPFILE, a temporary name it is (sweepTemp removes those a
+// killed run left).
 func lockRun(root, id string) (unlock func(), err error) {
 	if err := os.MkdirAll(root, 0o711); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	path := lockFile(root, id)
-	f, err := os.CreateTemp(root, ".tmp-lock-*")
+	f, link, drop, err := unnamedFile(root)
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	defer os.Remove(f.Name())
+	defer drop()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("state directory: lock %s: %w", path, err)
 	}
-	if err := os.Link(f.Name(), path); err != nil {
+	if err := link(path); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
@@ -286,6 +289,28 @@ func lockRun(root, id string) (unlock func(), err error) {
 		os.Remove(path)
 		f.Close()
 	}, nil
+}
+
+// unnamedFile makes a file in dir that has no name until link gives it
+// one: an O_TMPFILE one, or else one under a temporary name, which drop
+// removes (drop does nothing for the first).
+func unnamedFile(dir string) (f *os.File, link func(name string) error, drop func(), err error) {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		f = os.NewFile(uintptr(fd), dir+"/(unnamed)")
+		return f, func(name string) error {
+			// linkat(AT_EMPTY_PATH) would need CAP_DAC_READ_SEARCH.
+			err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+			if err != nil {
+				return &os.LinkError{Op: "link", Old: f.Name(), New: name, Err: err}
+			}
+			return nil
+		}, func() {}, nil
+	}
+	if f, err = os.CreateTemp(dir, ".tmp-lock-*"); err != nil {
+		return nil, nil, nil, err
+	}
+	return f, func(name string) error { return os.Link(f.Name(), name) }, func() { os.Remove(f.Name()) }, nil
 }
 
 type lockState int

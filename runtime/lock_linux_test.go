@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,5 +40,31 @@ func TestLockRunAppearsLocked(t *testing.T) {
 	wg.Wait()
 	if failed > 0 || free.Load() > 0 {
 		t.Errorf("of 3000 runs, %d could not take their lock; a probe found a lock free %d times", failed, free.Load())
+	}
+}
+
+// The lock file has no name in the state root before it is linked into
+// place, locked: a run killed before that leaves nothing behind.
+func TestUnnamedFile(t *testing.T) {
+	dir := t.TempDir()
+	f, link, drop, err := unnamedFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	defer drop()
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("before link, %s holds %v; want nothing (O_TMPFILE)", dir, names)
+	}
+	if err := link(filepath.Join(dir, "run-x.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if err := link(filepath.Join(dir, "run-x.lock")); err == nil {
+		t.Errorf("a second link onto an existing name succeeded")
+	}
+	drop()
+	names, _ := os.ReadDir(dir)
+	if len(names) != 1 || names[0].Name() != "run-x.lock" {
+		t.Errorf("after link, %s holds %v; want run-x.lock alone", dir, names)
 	}
 }

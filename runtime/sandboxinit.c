@@ -665,6 +665,23 @@ static void child(const struct options *o, const struct program *prog, const str
 		if (apply_landlock(ll, &what) < 0)
 			report_and_exit(report_fd, what);
 	}
+	/* Last, as it forbids much of the above (new user namespaces
+	 * first of all); and before the wait below, so that the kernel
+	 * takes the program in while the init loads its own copy. */
+	if (prog) {
+		int listener = install(prog, prog->flags);
+		if (listener < 0)
+			report_and_exit(report_fd, errno == EBUSY ? "seccomp (a filter with a listener is already in place)" : "seccomp");
+		if (prog->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) {
+			/* The command must never hold its own listener: it could
+			 * answer for cordon. */
+			if (send_fd(o->notify_fd, listener) < 0)
+				report_and_exit(report_fd, "hand the seccomp listener to cordon");
+			close(listener);
+		}
+	}
+	if (o->notify_fd >= 0)
+		close(o->notify_fd);
 	/* The init confines itself first: the command never sees an
 	 * unconfined PID 1. */
 	{
@@ -682,22 +699,6 @@ static void child(const struct options *o, const struct program *prog, const str
 	 * workspace, a directory, a socket) would be a way around the mounts. */
 	if (close_range_cloexec(3) < 0)
 		report_and_exit(report_fd, "close inherited descriptors");
-	/* Last, as it forbids much of the above (new user namespaces
-	 * first of all). */
-	if (prog) {
-		int listener = install(prog, prog->flags);
-		if (listener < 0)
-			report_and_exit(report_fd, errno == EBUSY ? "seccomp (a filter with a listener is already in place)" : "seccomp");
-		if (prog->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) {
-			/* The command must never hold its own listener: it could
-			 * answer for cordon. */
-			if (send_fd(o->notify_fd, listener) < 0)
-				report_and_exit(report_fd, "hand the seccomp listener to cordon");
-			close(listener);
-		}
-	}
-	if (o->notify_fd >= 0)
-		close(o->notify_fd);
 	if (o->command_fd >= 0) {
 		/* A pooled sandbox: all of the above is done before its
 		 * command comes, and the command comes to a process confined

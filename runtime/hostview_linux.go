@@ -51,8 +51,14 @@ type hostEntry struct {
 // takeHostView splits s's leading binds of the host view (spec.HostView)
 // from the rest: the entries the init binds first, and a copy of s without
 // them for libcontainer. Only a leading run is taken, so that every mount
-// is still made after those it was ordered after.
+// is still made after those it was ordered after; and only from a spec
+// with user and mount namespaces of its own (every spec cordon compiles),
+// so that the init's mounts are made where nothing propagates to the host
+// (bindHostView makes sure of that too).
 func takeHostView(s *specs.Spec) (*specs.Spec, []hostEntry) {
+	if s.Linux == nil || !hasNamespace(s.Linux, specs.UserNamespace) || !hasNamespace(s.Linux, specs.MountNamespace) {
+		return s, nil
+	}
 	var view []hostEntry
 	for _, m := range s.Mounts {
 		ok, dir := spec.HostView(m)
@@ -67,6 +73,16 @@ func takeHostView(s *specs.Spec) (*specs.Spec, []hostEntry) {
 	rest := *s
 	rest.Mounts = s.Mounts[len(view):]
 	return &rest, view
+}
+
+// hasNamespace reports whether l asks for a new namespace of type t.
+func hasNamespace(l *specs.Linux, t specs.LinuxNamespaceType) bool {
+	for _, ns := range l.Namespaces {
+		if ns.Type == t && ns.Path == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // encodeHostView is the message for the init.
@@ -142,6 +158,13 @@ func bindHostView() error {
 	}
 	root, err := os.Getwd()
 	if err != nil {
+		return fmt.Errorf("host view: %w", err)
+	}
+	// Nothing made here may reach the host's mount namespace. In a mount
+	// namespace owned by a new user namespace the kernel has made the
+	// host's shared mounts slaves already; this is what libcontainer does
+	// first too (it sets its own propagation after).
+	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("host view: %w", err)
 	}
 	attr := unix.MountAttr{

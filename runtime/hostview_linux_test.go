@@ -42,7 +42,7 @@ func TestTakeHostView(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &specs.Spec{Mounts: tt.in}
+			s := &specs.Spec{Mounts: tt.in, Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}, {Type: specs.MountNamespace}}}}
 			rest, view := takeHostView(s)
 			if !slices.Equal(view, tt.view) {
 				t.Errorf("view = %v, want %v", view, tt.view)
@@ -56,6 +56,22 @@ func TestTakeHostView(t *testing.T) {
 				t.Errorf("the spec itself was changed: %d mounts, had %d", len(s.Mounts), len(tt.in))
 			}
 		})
+	}
+}
+
+// Without namespaces of its own, the spec's binds stay with libcontainer.
+func TestTakeHostViewNamespaces(t *testing.T) {
+	for _, l := range []*specs.Linux{
+		nil,
+		{},
+		{Namespaces: []specs.LinuxNamespace{{Type: specs.MountNamespace}}},
+		{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}}},
+		{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}, {Type: specs.MountNamespace, Path: "/proc/1/ns/mnt"}}},
+	} {
+		s := &specs.Spec{Mounts: []specs.Mount{hostDir("/usr")}, Linux: l}
+		if rest, view := takeHostView(s); view != nil || len(rest.Mounts) != 1 {
+			t.Errorf("%+v: took %v", l, view)
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ func cachePath(dir string, key cacheKey) string {
 
 // cacheSchema changes whenever Result or the probes change meaning: an
 // older cache is then ignored.
-const cacheSchema = 1
+const cacheSchema = 2
 
 // maxCacheSize bounds what Load reads from a cache file.
 const maxCacheSize = 1 << 20

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -76,7 +77,26 @@ func hostFacts(ms []mount) Host {
 	if lsm := readTrim("/sys/kernel/security/lsm"); lsm != "" {
 		h.LSMs = strings.Split(lsm, ",")
 	}
+	h.AnonFolios = readAnonFolios()
 	return h
+}
+
+// thpDir holds the kernel's transparent huge page settings.
+const thpDir = "/sys/kernel/mm/transparent_hugepage"
+
+// readAnonFolios reads the settings anonFolios decides from; nil when the
+// kernel has none.
+func readAnonFolios() []string {
+	top := readTrim(filepath.Join(thpDir, "enabled"))
+	if top == "" {
+		return nil
+	}
+	dirs, _ := filepath.Glob(filepath.Join(thpDir, "hugepages-*kB"))
+	sizes := map[string]string{}
+	for _, d := range dirs {
+		sizes[strings.TrimPrefix(filepath.Base(d), "hugepages-")] = readTrim(filepath.Join(d, "enabled"))
+	}
+	return anonFolios(top, sizes)
 }
 
 func isDir(path string) bool {

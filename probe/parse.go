@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"strconv"
@@ -334,4 +335,46 @@ func containerKind(v string) string {
 		return ContainerWSL
 	}
 	return ContainerOther
+}
+
+// anonFolios decides Host.AnonFolios from the transparent huge page
+// settings: top is the content of transparent_hugepage/enabled, sizes
+// that of each hugepages-SIZE/enabled, by SIZE ("64kB"). In each, the
+// setting in force is the word in brackets.
+func anonFolios(top string, sizes map[string]string) []string {
+	out := []string{}
+	for size, v := range sizes {
+		switch chosen(v) {
+		case "always":
+		case "inherit":
+			if chosen(top) != "always" {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, size)
+	}
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(kilobytes(a), kilobytes(b)) })
+	return out
+}
+
+// chosen returns the bracketed word of a sysfs choice ("always [madvise]
+// never"), "" when there is none.
+func chosen(v string) string {
+	_, rest, ok := strings.Cut(v, "[")
+	word, _, closed := strings.Cut(rest, "]")
+	if !ok || !closed {
+		return ""
+	}
+	return word
+}
+
+// kilobytes reads a size such as "64kB"; 0 when it is not one.
+func kilobytes(size string) int {
+	n, err := strconv.Atoi(strings.TrimSuffix(size, "kB"))
+	if err != nil {
+		return 0
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -258,4 +259,34 @@ func FuzzParseProcCgroup(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data string) {
 		_, _ = ownV2Cgroup(parseProcCgroup(data))
 	})
+}
+
+func TestAnonFolios(t *testing.T) {
+	const (
+		always  = "[always] inherit madvise never"
+		inherit = "always [inherit] madvise never"
+		madvise = "always inherit [madvise] never"
+		never   = "always inherit madvise [never]"
+	)
+	tests := []struct {
+		name  string
+		top   string
+		sizes map[string]string
+		want  []string
+	}{
+		{"the default", "always [madvise] never", map[string]string{"64kB": never, "2048kB": inherit}, []string{}},
+		{"64 kB always", "always [madvise] never", map[string]string{"64kB": always, "16kB": never, "2048kB": inherit}, []string{"64kB"}},
+		{"inherit under always", "[always] madvise never", map[string]string{"64kB": never, "2048kB": inherit}, []string{"2048kB"}},
+		{"madvise is not any process's", "[always] madvise never", map[string]string{"64kB": madvise}, []string{}},
+		{"smallest first", "[always] madvise never", map[string]string{"2048kB": inherit, "64kB": always, "16kB": always}, []string{"16kB", "64kB", "2048kB"}},
+		{"no sizes (older kernels)", "[always] madvise never", nil, []string{}},
+		{"unreadable", "", map[string]string{"64kB": ""}, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := anonFolios(tt.top, tt.sizes); !slices.Equal(got, tt.want) || got == nil {
+				t.Errorf("anonFolios = %#v, want %#v", got, tt.want)
+			}
+		})
+	}
 }

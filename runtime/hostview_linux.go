@@ -30,9 +30,9 @@ import (
 )
 
 // initHostViewFD is the descriptor at which libcontainer's init finds the
-// host view to bind: a memfd named hostViewName holding hostViewMagic and
-// the entries, one per line ("d NAME" for a directory, "f NAME" for a
-// file). A descriptor there that is not one (an OCI caller's preserved
+// host view to bind: a memfd named hostViewName holding hostViewMagic, the
+// sandbox's root ("root PATH") and the entries, one per line ("d NAME" for
+// a directory, "f NAME" for a file). A descriptor there that is not one (an OCI caller's preserved
 // descriptor, say) is left alone, unread.
 const initHostViewFD = 9
 
@@ -41,6 +41,12 @@ const hostViewName = "cordon-host-view"
 
 // hostViewMagic starts the message.
 const hostViewMagic = "cordon host view 1\n"
+
+// hostView is what the init binds: the entries, into root.
+type hostView struct {
+	root    string
+	entries []hostEntry
+}
 
 // hostEntry is one top-level entry of the host to bind.
 type hostEntry struct {
@@ -56,7 +62,8 @@ type hostEntry struct {
 // so that the init's mounts are made where nothing propagates to the host
 // (bindHostView makes sure of that too).
 func takeHostView(s *specs.Spec) (*specs.Spec, []hostEntry) {
-	if s.Linux == nil || !hasNamespace(s.Linux, specs.UserNamespace) || !hasNamespace(s.Linux, specs.MountNamespace) {
+	if s.Root == nil || !filepath.IsAbs(s.Root.Path) || s.Linux == nil ||
+		!hasNamespace(s.Linux, specs.UserNamespace) || !hasNamespace(s.Linux, specs.MountNamespace) {
 		return s, nil
 	}
 	var view []hostEntry
@@ -86,10 +93,11 @@ func hasNamespace(l *specs.Linux, t specs.LinuxNamespaceType) bool {
 }
 
 // encodeHostView is the message for the init.
-func encodeHostView(view []hostEntry) []byte {
+func encodeHostView(view hostView) []byte {
 	var b strings.Builder
 	b.WriteString(hostViewMagic)
-	for _, e := range view {
+	fmt.Fprintf(&b, "root %s\n", filepath.Clean(view.root))
+	for _, e := range view.entries {
 		kind := "f"
 		if e.dir {
 			kind = "d"
@@ -101,26 +109,32 @@ func encodeHostView(view []hostEntry) []byte {
 
 // parseHostView reads a message: ok is false when data is not one, an
 // error says what is wrong with one.
-func parseHostView(data []byte) (view []hostEntry, ok bool, err error) {
+func parseHostView(data []byte) (view hostView, ok bool, err error) {
 	rest, ok := strings.CutPrefix(string(data), hostViewMagic)
 	if !ok {
-		return nil, false, nil
+		return view, false, nil
 	}
-	if rest != "" && !strings.HasSuffix(rest, "\n") {
-		return nil, true, errors.New("host view: truncated")
+	if !strings.HasSuffix(rest, "\n") {
+		return view, true, errors.New("host view: truncated")
 	}
+	first, rest, _ := strings.Cut(rest, "\n")
+	root, isRoot := strings.CutPrefix(first, "root ")
+	if !isRoot || !filepath.IsAbs(root) || filepath.Clean(root) != root || strings.Contains(root, "\x00") {
+		return view, true, fmt.Errorf("host view: bad root %q", first)
+	}
+	view.root = root
 	for line := range strings.Lines(rest) {
 		kind, name, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
 		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") || (kind != "d" && kind != "f") {
-			return nil, true, fmt.Errorf("host view: bad entry %q", line)
+			return hostView{}, true, fmt.Errorf("host view: bad entry %q", line)
 		}
-		view = append(view, hostEntry{name: name, dir: kind == "d"})
+		view.entries = append(view.entries, hostEntry{name: name, dir: kind == "d"})
 	}
 	return view, true, nil
 }
 
 // hostViewFile is a memfd that holds view's message.
-func hostViewFile(view []hostEntry) (*os.File, error) {
+func hostViewFile(view hostView) (*os.File, error) {
 	fd, err := unix.MemfdCreate(hostViewName, unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("host view: %w", err)
@@ -156,9 +170,14 @@ func bindHostView() error {
 	if !ok {
 		return errors.New("host view: not a host view")
 	}
+	// libcontainer starts its init in the sandbox's root: the binds go
+	// there, and nowhere else.
 	root, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("host view: %w", err)
+	}
+	if want, err := filepath.EvalSymlinks(view.root); err != nil || want != root {
+		return fmt.Errorf("host view: the init runs in %s, not in the sandbox's root %s", root, view.root)
 	}
 	// Nothing made here may reach the host's mount namespace. In a mount
 	// namespace owned by a new user namespace the kernel has made the
@@ -171,7 +190,7 @@ func bindHostView() error {
 		Attr_set:    unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV,
 		Propagation: unix.MS_PRIVATE,
 	}
-	for _, e := range view {
+	for _, e := range view.entries {
 		target := filepath.Join(root, e.name)
 		if err := hostViewMountpoint(target, e.dir); err != nil {
 			return err

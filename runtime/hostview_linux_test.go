@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,7 +43,7 @@ func TestTakeHostView(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &specs.Spec{Mounts: tt.in, Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}, {Type: specs.MountNamespace}}}}
+			s := &specs.Spec{Mounts: tt.in, Root: &specs.Root{Path: "/run/cordon/rootfs"}, Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}, {Type: specs.MountNamespace}}}}
 			rest, view := takeHostView(s)
 			if !slices.Equal(view, tt.view) {
 				t.Errorf("view = %v, want %v", view, tt.view)
@@ -59,26 +60,32 @@ func TestTakeHostView(t *testing.T) {
 	}
 }
 
-// Without namespaces of its own, the spec's binds stay with libcontainer.
+// Without namespaces of its own, or an absolute root, the spec's binds stay
+// with libcontainer.
 func TestTakeHostViewNamespaces(t *testing.T) {
-	for _, l := range []*specs.Linux{
-		nil,
-		{},
-		{Namespaces: []specs.LinuxNamespace{{Type: specs.MountNamespace}}},
-		{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}}},
-		{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}, {Type: specs.MountNamespace, Path: "/proc/1/ns/mnt"}}},
+	own := []specs.LinuxNamespace{{Type: specs.UserNamespace}, {Type: specs.MountNamespace}}
+	for _, s := range []*specs.Spec{
+		{Root: &specs.Root{Path: "/r"}},
+		{Root: &specs.Root{Path: "/r"}, Linux: &specs.Linux{}},
+		{Root: &specs.Root{Path: "/r"}, Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.MountNamespace}}}},
+		{Root: &specs.Root{Path: "/r"}, Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}}}},
+		{Root: &specs.Root{Path: "/r"}, Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}, {Type: specs.MountNamespace, Path: "/proc/1/ns/mnt"}}}},
+		{Linux: &specs.Linux{Namespaces: own}},
+		{Root: &specs.Root{Path: "rootfs"}, Linux: &specs.Linux{Namespaces: own}},
 	} {
-		s := &specs.Spec{Mounts: []specs.Mount{hostDir("/usr")}, Linux: l}
+		s.Mounts = []specs.Mount{hostDir("/usr")}
 		if rest, view := takeHostView(s); view != nil || len(rest.Mounts) != 1 {
-			t.Errorf("%+v: took %v", l, view)
+			t.Errorf("root %+v, linux %+v: took %v", s.Root, s.Linux, view)
 		}
 	}
 }
 
+func sameView(a, b hostView) bool { return a.root == b.root && slices.Equal(a.entries, b.entries) }
+
 func TestHostViewMessage(t *testing.T) {
-	view := []hostEntry{{"run", true}, {".dockerenv", false}, {"usr", true}, {"lost+found", true}}
+	view := hostView{root: "/run/cordon/rootfs", entries: []hostEntry{{"run", true}, {".dockerenv", false}, {"usr", true}, {"lost+found", true}}}
 	got, ok, err := parseHostView(encodeHostView(view))
-	if !ok || err != nil || !slices.Equal(got, view) {
+	if !ok || err != nil || !sameView(got, view) {
 		t.Errorf("round trip: %v %v %v, want %v", got, ok, err, view)
 	}
 	// As the init finds it: by the memfd's name, read from its start.
@@ -92,7 +99,7 @@ func TestHostViewMessage(t *testing.T) {
 		t.Errorf("the host view's descriptor is %q (%v), not the memfd the init looks for", name, err)
 	}
 	data, err := os.ReadFile(fdPath)
-	if got, ok, perr := parseHostView(data); err != nil || !ok || perr != nil || !slices.Equal(got, view) {
+	if got, ok, perr := parseHostView(data); err != nil || !ok || perr != nil || !sameView(got, view) {
 		t.Errorf("read back: %v %v %v %v, want %v", got, ok, err, perr, view)
 	}
 
@@ -104,14 +111,18 @@ func TestHostViewMessage(t *testing.T) {
 	}{
 		{"empty", "", false, false},
 		{"not cordon's", "hello\n", false, false},
-		{"no entries", hostViewMagic, true, false},
-		{"truncated", hostViewMagic + "d usr", true, true},
-		{"a path", hostViewMagic + "d usr/lib\n", true, true},
-		{"dot-dot", hostViewMagic + "d ..\n", true, true},
-		{"dot", hostViewMagic + "f .\n", true, true},
-		{"no name", hostViewMagic + "d \n", true, true},
-		{"unknown kind", hostViewMagic + "x usr\n", true, true},
-		{"NUL", hostViewMagic + "d us\x00r\n", true, true},
+		{"no entries", hostViewMagic + "root /r\n", true, false},
+		{"no root", hostViewMagic, true, true},
+		{"entries, no root", hostViewMagic + "d usr\n", true, true},
+		{"a relative root", hostViewMagic + "root r\nd usr\n", true, true},
+		{"an unclean root", hostViewMagic + "root /r/../etc\nd usr\n", true, true},
+		{"truncated", hostViewMagic + "root /r\nd usr", true, true},
+		{"a path", hostViewMagic + "root /r\nd usr/lib\n", true, true},
+		{"dot-dot", hostViewMagic + "root /r\nd ..\n", true, true},
+		{"dot", hostViewMagic + "root /r\nf .\n", true, true},
+		{"no name", hostViewMagic + "root /r\nd \n", true, true},
+		{"unknown kind", hostViewMagic + "root /r\nx usr\n", true, true},
+		{"NUL", hostViewMagic + "root /r\nd us\x00r\n", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,21 +135,24 @@ func TestHostViewMessage(t *testing.T) {
 }
 
 func FuzzParseHostView(f *testing.F) {
-	f.Add([]byte(encodeHostView([]hostEntry{{"usr", true}, {".dockerenv", false}})))
-	f.Add([]byte(hostViewMagic + "d ..\n"))
+	f.Add([]byte(encodeHostView(hostView{root: "/run/cordon/rootfs", entries: []hostEntry{{"usr", true}, {".dockerenv", false}}})))
+	f.Add([]byte(hostViewMagic + "root /r\nd ..\n"))
 	f.Add([]byte("d usr\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		view, ok, err := parseHostView(data)
 		if !ok || err != nil {
 			return
 		}
-		for _, e := range view {
+		if !filepath.IsAbs(view.root) || filepath.Clean(view.root) != view.root {
+			t.Fatalf("parsed a root that is not a clean absolute path: %q", view.root)
+		}
+		for _, e := range view.entries {
 			if e.name == "" || e.name == "." || e.name == ".." || strings.ContainsAny(e.name, "/\x00\n") {
 				t.Fatalf("parsed a name that is not one entry of /: %q", e.name)
 			}
 		}
 		// What parses says the same once encoded again.
-		if again, _, err := parseHostView(encodeHostView(view)); err != nil || !slices.Equal(again, view) {
+		if again, _, err := parseHostView(encodeHostView(view)); err != nil || !sameView(again, view) {
 			t.Fatalf("%q: parsed %v, again %v (%v)", data, view, again, err)
 		}
 	})

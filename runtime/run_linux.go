@@ -285,7 +285,7 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 		spec.InitNotifyFD:   svChild,
 	}
 	if len(view) > 0 {
-		f, err := hostViewFile(view)
+		f, err := hostViewFile(hostView{root: s.Root.Path, entries: view})
 		if err != nil {
 			return nil, err
 		}

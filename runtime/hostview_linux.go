@@ -33,7 +33,8 @@ import (
 // host view to bind: a memfd named hostViewName holding hostViewMagic, the
 // sandbox's root ("root PATH") and the entries, one per line ("d NAME" for
 // a directory, "f NAME" for a file). A descriptor there that is not one (an OCI caller's preserved
-// descriptor, say) is left alone, unread.
+// descriptor, say) is left alone, unread; the OCI verbs refuse to pass one
+// that is (refuseHostView).
 const initHostViewFD = 9
 
 // hostViewName is the name of the memfd.
@@ -133,6 +134,29 @@ func parseHostView(data []byte) (view hostView, ok bool, err error) {
 	return view, true, nil
 }
 
+// isHostView reports whether descriptor fd of this process is what the
+// init takes for a host view: a memfd named hostViewName. Anyone can name
+// a memfd so; the OCI verbs refuse to pass one at initHostViewFD (see
+// refuseHostView).
+func isHostView(fd int) bool {
+	name, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	return err == nil && strings.HasPrefix(name, "/memfd:"+hostViewName+" ")
+}
+
+// refuseHostView fails when files, the descriptors from 3 on that a
+// process of an OCI container is given (a caller's preserved descriptors,
+// systemd's sockets), would put a host view where the init looks for one:
+// the init would bind the host's entries it names into the container,
+// which its spec never asked for. Only cordon's own runs hand the init a
+// host view (newSandbox).
+func refuseHostView(files []*os.File) error {
+	i := initHostViewFD - 3
+	if i < len(files) && files[i] != nil && isHostView(int(files[i].Fd())) {
+		return fmt.Errorf("descriptor %d is a memfd named %s, which cordon's init would bind the host from: refused", initHostViewFD, hostViewName)
+	}
+	return nil
+}
+
 // hostViewFile is a memfd that holds view's message.
 func hostViewFile(view hostView) (*os.File, error) {
 	fd, err := unix.MemfdCreate(hostViewName, unix.MFD_CLOEXEC)
@@ -154,11 +178,10 @@ func hostViewFile(view hostView) (*os.File, error) {
 // the sandbox's root (libcontainer starts its init there). Nothing of the
 // sandbox's runs yet.
 func bindHostView() error {
-	fdPath := "/proc/self/fd/" + strconv.Itoa(initHostViewFD)
-	if name, err := os.Readlink(fdPath); err != nil || !strings.HasPrefix(name, "/memfd:"+hostViewName+" ") {
+	if !isHostView(initHostViewFD) {
 		return nil
 	}
-	data, err := os.ReadFile(fdPath)
+	data, err := os.ReadFile("/proc/self/fd/" + strconv.Itoa(initHostViewFD))
 	unix.Close(initHostViewFD)
 	if err != nil {
 		return fmt.Errorf("host view: %w", err)

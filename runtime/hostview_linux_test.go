@@ -157,3 +157,40 @@ func FuzzParseHostView(f *testing.F) {
 		}
 	})
 }
+
+// TestRefuseHostView: a memfd named as cordon's host view, at the number
+// the init reads it from, is refused for an OCI container's process (a
+// caller's preserved descriptor would have had the init bind the host
+// entries it names into the container); anything else there is passed.
+func TestRefuseHostView(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	view, err := hostViewFile(hostView{root: "/run/bundle/rootfs", entries: []hostEntry{{"root", true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	nulls := func(n int) []*os.File { return slices.Repeat([]*os.File{null}, n) }
+	tests := []struct {
+		name   string
+		files  []*os.File
+		refuse bool
+	}{
+		{"none", nil, false},
+		{"shorter", nulls(initHostViewFD - 3), false},
+		{"not a host view there", nulls(initHostViewFD - 2), false},
+		{"a host view there", append(nulls(initHostViewFD-3), view), true},
+		{"a host view elsewhere", append([]*os.File{view}, nulls(initHostViewFD-2)...), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := refuseHostView(tc.files)
+			if (err != nil) != tc.refuse {
+				t.Errorf("refuseHostView: %v, want refused %v", err, tc.refuse)
+			}
+		})
+	}
+}

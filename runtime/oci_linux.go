@@ -706,6 +706,10 @@ func (r *ociRunner) run(sp *specs.Process) (status int, err error) {
 		}
 		p.ExtraFiles = append(p.ExtraFiles, os.NewFile(uintptr(fd), "PreserveFD:"+strconv.Itoa(fd)))
 	}
+	// a caller's descriptor must not pass for cordon's host view
+	if err := refuseHostView(p.ExtraFiles); err != nil {
+		return -1, err
+	}
 
 	var (
 		closeAfterStart []func()

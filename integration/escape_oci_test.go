@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	runc "github.com/containerd/go-runc"
+	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,4 +61,66 @@ func TestEscapeOCIHostView(t *testing.T) {
 	if msg := lastLogError(t, r.Log); !strings.Contains(msg, "cordon-host-view") {
 		t.Errorf("create: %v, log %q, want the crafted host view named", err, msg)
 	}
+}
+
+// TestEscapeOCIExecHostView: the init of an OCI exec joins the container's
+// mount namespace before it runs, and with it the container's /proc. A
+// container that may mount (CAP_SYS_ADMIN in a user namespace of its own)
+// plants a /proc whose self/fd/9 is a "host view" naming its /etc: the
+// exec's init, privileged, must not act on it (it bound /etc read-only
+// over itself, after making the container's mounts slaves).
+func TestEscapeOCIExecHostView(t *testing.T) {
+	requires(t, needOCI)
+	ctx := context.Background()
+	id := ociID("exec-hostview")
+	plant := `mkdir -p /fake/self/fd && ln -s "/memfd:cordon-host-view planted" /fake/self/fd/9 &&
+printf 'cordon host view 1\nroot /\nd etc\n' > "/memfd:cordon-host-view planted" &&
+mount --bind /fake /proc && echo planted; exec sleep 300`
+	bundle := ociBundle(t, []string{"sh", "-c", plant}, func(s *specs.Spec) {
+		s.Root.Readonly = false
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 0, Size: 65536}}
+		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 0, Size: 65536}}
+		var kept []specs.Mount
+		for _, m := range s.Mounts {
+			if m.Type != "cgroup" {
+				kept = append(kept, m)
+			}
+		}
+		s.Mounts = kept
+		c := s.Process.Capabilities
+		for _, set := range []*[]string{&c.Bounding, &c.Effective, &c.Permitted} {
+			*set = append(*set, "CAP_SYS_ADMIN")
+		}
+	})
+	r := ociRunc(t, bundle)
+	pio, err := runc.NewPipeIO(0, 0)
+	must(t, err)
+	defer pio.Close()
+	must(t, r.Create(ctx, id, bundle, &runc.CreateOpts{IO: pio}))
+	must(t, r.Start(ctx, id))
+	readUntil(t, pio.Stdout().(*os.File), "planted")
+	c, err := r.State(ctx, id)
+	must(t, err)
+	etcMounts := func() []string {
+		var ms []string
+		for line := range strings.Lines(readFile(fmt.Sprintf("/proc/%d/mountinfo", c.Pid))) {
+			if f := strings.Fields(line); len(f) > 4 && f[4] == "/etc" {
+				ms = append(ms, line)
+			}
+		}
+		return ms
+	}
+	before := etcMounts()
+
+	// The exec itself may fail (libcontainer finds no kernel files in the
+	// planted /proc); what matters is what its init did first.
+	execIO, err := runc.NewPipeIO(0, 0)
+	must(t, err)
+	defer execIO.Close()
+	_ = r.Exec(ctx, id, specs.Process{Args: []string{"true"}, Cwd: "/", Env: []string{"PATH=/bin"}}, &runc.ExecOpts{IO: execIO})
+	if after := etcMounts(); len(after) != len(before) {
+		t.Errorf("the container's /etc mounts went from %q to %q: the exec's init bound the host view the container planted", before, after)
+	}
+	must(t, r.Kill(ctx, id, int(unix.SIGKILL), nil))
 }

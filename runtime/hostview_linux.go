@@ -37,6 +37,14 @@ import (
 // that is (refuseHostView).
 const initHostViewFD = 9
 
+// initTypeEnv is where libcontainer tells its init what it starts:
+// initStandard for a new container's first process, "setns" for a process
+// joining one.
+const (
+	initTypeEnv  = "_LIBCONTAINER_INITTYPE"
+	initStandard = "standard"
+)
+
 // hostViewName is the name of the memfd.
 const hostViewName = "cordon-host-view"
 
@@ -178,6 +186,15 @@ func hostViewFile(view hostView) (*os.File, error) {
 // the sandbox's root (libcontainer starts its init there). Nothing of the
 // sandbox's runs yet.
 func bindHostView() error {
+	// Only the init of a new sandbox: the init of a process joining one
+	// (an OCI exec) is in the container's mount namespace already, where
+	// /proc/self/fd is whatever the container mounted there (a planted
+	// "host view" would have this privileged init bind, and read, as the
+	// container says). libcontainer sets the type, in an environment of
+	// its own.
+	if os.Getenv(initTypeEnv) != initStandard {
+		return nil
+	}
 	if !isHostView(initHostViewFD) {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 )
 
 func hostDir(p string) specs.Mount {
@@ -192,5 +193,37 @@ func TestRefuseHostView(t *testing.T) {
 				t.Errorf("refuseHostView: %v, want refused %v", err, tc.refuse)
 			}
 		})
+	}
+}
+
+// TestBindHostViewOnlyNewSandbox: the init reads a host view only when it
+// starts a new sandbox; the init of an OCI exec, in the container's mount
+// namespace (and /proc), leaves descriptor 9 alone. The message here is
+// bad, so that reading it fails before anything is mounted.
+func TestBindHostViewOnlyNewSandbox(t *testing.T) {
+	if _, err := unix.FcntlInt(initHostViewFD, unix.F_GETFD, 0); err == nil {
+		t.Skipf("descriptor %d is in use in the test binary", initHostViewFD)
+	}
+	f, err := hostViewFile(hostView{root: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("relative"), int64(len(hostViewMagic+"root "))); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		initType string
+		reads    bool
+	}{{"setns", false}, {"", false}, {initStandard, true}} {
+		if err := unix.Dup3(int(f.Fd()), initHostViewFD, unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(initTypeEnv, tc.initType)
+		err := bindHostView()
+		if got := err != nil; got != tc.reads {
+			t.Errorf("%s=%q: bindHostView: %v, want it to read the view %v", initTypeEnv, tc.initType, err, tc.reads)
+		}
+		unix.Close(initHostViewFD)
 	}
 }

@@ -78,10 +78,12 @@ func takeHostView(s *specs.Spec) (*specs.Spec, []hostEntry) {
 	var view []hostEntry
 	for _, m := range s.Mounts {
 		ok, dir := spec.HostView(m)
-		if !ok {
+		name := strings.TrimPrefix(m.Destination, "/")
+		if !ok || strings.ContainsAny(name, "\n\x00") {
+			// (a name the message cannot carry stays with libcontainer)
 			break
 		}
-		view = append(view, hostEntry{name: strings.TrimPrefix(m.Destination, "/"), dir: dir})
+		view = append(view, hostEntry{name: name, dir: dir})
 	}
 	if len(view) == 0 {
 		return s, nil

@@ -41,6 +41,8 @@ func TestTakeHostView(t *testing.T) {
 		{"another source", []specs.Mount{{Destination: "/etc", Type: "bind", Source: "/home/ana/etc", Options: hostDir("").Options}}, nil,
 			[]specs.Mount{{Destination: "/etc", Type: "bind", Source: "/home/ana/etc", Options: hostDir("").Options}}},
 		{"a replaced directory", []specs.Mount{hostDir("/tmp")}, nil, []specs.Mount{hostDir("/tmp")}},
+		{"a name with a newline", []specs.Mount{hostDir("/usr"), hostDir("/a\nd etc"), hostDir("/var")},
+			[]hostEntry{{"usr", true}}, []specs.Mount{hostDir("/a\nd etc"), hostDir("/var")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

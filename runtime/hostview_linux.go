@@ -32,9 +32,9 @@ import (
 // initHostViewFD is the descriptor at which libcontainer's init finds the
 // host view to bind: a memfd named hostViewName holding hostViewMagic, the
 // sandbox's root ("root PATH") and the entries, one per line ("d NAME" for
-// a directory, "f NAME" for a file). A descriptor there that is not one (an OCI caller's preserved
-// descriptor, say) is left alone, unread; the OCI verbs refuse to pass one
-// that is (refuseHostView).
+// a directory, "f NAME" for a file). A descriptor there that is not one
+// (an OCI caller's preserved descriptor, say) is left alone, unread; the
+// OCI verbs refuse to pass one that is (refuseHostView).
 const initHostViewFD = 9
 
 // initTypeEnv is where libcontainer tells its init what it starts:

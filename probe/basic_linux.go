@@ -23,3 +23,7 @@ func memTotal() uint64 {
 	}
 	return uint64(si.Totalram) * uint64(si.Unit)
 }
+
+// AnonFolios reads the sizes of folio, larger than a page, that the kernel
+// gives anonymous memory on a page fault (Host.AnonFolios), now.
+func AnonFolios() []string { return readAnonFolios() }

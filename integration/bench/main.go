@@ -24,6 +24,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"cordon.dev/cordon/probe"
 )
 
 func main() {
@@ -295,10 +297,24 @@ func favorDynmods() string {
 	return "off"
 }
 
+// anonFolios says which folios larger than a page the kernel gives
+// anonymous memory on a fault: with 64 kB ones a cold run takes about half
+// its page faults (docs/doctor.md).
+func anonFolios() string {
+	switch f := probe.AnonFolios(); {
+	case f == nil:
+		return "unknown"
+	case len(f) == 0:
+		return "none"
+	default:
+		return strings.Join(f, ",")
+	}
+}
+
 func report(cs []*contender, n int) {
 	host, _ := os.Hostname()
-	fmt.Printf("cordon bench: /bin/true, %d runs each, interleaved; %s, %d CPUs, cgroup favordynmods %s, %s\n\n",
-		n, host, runtime.NumCPU(), favorDynmods(), time.Now().Format(time.DateTime))
+	fmt.Printf("cordon bench: /bin/true, %d runs each, interleaved; %s, %d CPUs, cgroup favordynmods %s, anonymous folios %s, %s\n\n",
+		n, host, runtime.NumCPU(), favorDynmods(), anonFolios(), time.Now().Format(time.DateTime))
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "contender\tmedian\tp90\tpeak RSS\t")
 	for _, c := range cs {

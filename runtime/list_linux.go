@@ -97,7 +97,7 @@ func gc(root string, sweepNow bool) ([]string, error) {
 			if st, err := c.Status(); err == nil && st != libcontainer.Stopped {
 				_ = c.Signal(unix.SIGKILL)
 			}
-			destroy(c)
+			destroy(c, false)
 		} else {
 			// Killed before libcontainer saved its state: its cgroups,
 			// if it got as far, are found by their name.

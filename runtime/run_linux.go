@@ -330,8 +330,8 @@ func (sb *sandbox) launch() error {
 // kill ends a sandbox whose run cannot go on, and reaps its init.
 func (sb *sandbox) kill() {
 	_ = sb.c.Signal(unix.SIGKILL)
-	_, err := sb.process.Wait()
-	sb.reaped = err == nil
+	st, _ := sb.process.Wait()
+	sb.reaped = st != nil
 }
 
 // finish releases the sandbox, last made first: the bridge and the
@@ -396,7 +396,7 @@ func (sb *sandbox) wait(ctx context.Context, sigs <-chan os.Signal, term *termin
 			timedOut = true
 			_ = container.Signal(unix.SIGKILL)
 		case w := <-waited:
-			sb.reaped = w.err == nil
+			sb.reaped = w.state != nil // (an error says how it exited)
 			sb.tr.mark("waited")
 			if term != nil {
 				term.drain(100 * time.Millisecond)

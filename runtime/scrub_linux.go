@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -43,7 +42,7 @@ func scrub(s *specs.Spec, id string, started time.Time) []string {
 		nested = append(nested, plantedBelow(root, sc.GitDirs, sc.Nested, started)...)
 	}
 	for _, t := range sc.Trusted {
-		nested = append(nested, changedBelow(t, sc.Nested, started)...)
+		nested = append(nested, changedBelow(t, sc.GitDirs, sc.Nested, started)...)
 	}
 	// A file bound read-only was the caller's before the run and stayed
 	// so: its ctime says only that the host touched it in the run's first
@@ -218,10 +217,35 @@ func plantedBelow(root string, gitDirs, nested []string, started time.Time) []st
 	if path.Base(root) == ".git" || slices.Contains(gitDirs, root) {
 		return nil
 	}
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
+	w := newScrubWalk(gitDirs, nested, started)
+	w.bare, w.nestedFrom = true, 1
+	return w.walk(root)
+}
+
+// changedBelow returns the nested names created or changed since started
+// in the directory t and those down to spec.NestedDepth below it (a trusted
+// directory in a writable root: mounts.Protect binds those that existed),
+// as plantedBelow finds them.
+func changedBelow(t string, gitDirs, nested []string, started time.Time) []string {
+	return newScrubWalk(gitDirs, nested, started).walk(t)
+}
+
+// scrubWalk is the walk of plantedBelow and changedBelow.
+type scrubWalk struct {
+	gitDirs, nested []string
+	firsts          []string // the nested names' first components
+	// bare: look for planted bare repositories too (down to
+	// bareRepoDepth); nestedFrom: the depth from which the nested names
+	// are looked for (down to spec.NestedDepth).
+	bare       bool
+	nestedFrom int
+	started    time.Time
+	buf        []byte
+	seen       int
+	out        []string
+}
+
+func newScrubWalk(gitDirs, nested []string, started time.Time) *scrubWalk {
 	w := &scrubWalk{gitDirs: gitDirs, nested: nested, started: started, buf: make([]byte, 32<<10)}
 	for _, n := range nested {
 		first, _, _ := strings.Cut(n, "/")
@@ -229,18 +253,17 @@ func plantedBelow(root string, gitDirs, nested []string, started time.Time) []st
 			w.firsts = append(w.firsts, first)
 		}
 	}
-	w.dir(fd, root, 0, true)
-	return w.out
+	return w
 }
 
-// scrubWalk is plantedBelow's walk.
-type scrubWalk struct {
-	gitDirs, nested []string
-	firsts          []string // the nested names' first components
-	started         time.Time
-	buf             []byte
-	seen            int
-	out             []string
+// walk walks from the directory root, not through a symlink.
+func (w *scrubWalk) walk(root string) []string {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	w.dir(fd, root, 0, true)
+	return w.out
 }
 
 // dir looks at the directory p, open as fd (which it closes), depth below
@@ -252,10 +275,10 @@ func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 		return
 	}
 	present, subdirs := w.entries(fd)
-	if present["HEAD"] && present["objects"] && present["refs"] && planted(p, w.started) {
+	if w.bare && present["HEAD"] && present["objects"] && present["refs"] && planted(p, w.started) {
 		w.out = append(w.out, p+"/HEAD")
 	}
-	if nested && depth >= 1 && depth <= spec.NestedDepth {
+	if nested && depth >= w.nestedFrom && depth <= spec.NestedDepth {
 		for _, n := range w.nested {
 			if first, _, _ := strings.Cut(n, "/"); present[first] && changed(p+"/"+n, w.started) {
 				w.out = append(w.out, p+"/"+n)
@@ -267,7 +290,11 @@ func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 		if name == ".git" || slices.Contains(w.gitDirs, sub) {
 			continue
 		}
-		if depth+1 == bareRepoDepth {
+		subNested := nested && name != "node_modules"
+		if !w.bare && (!subNested || depth+1 > spec.NestedDepth) {
+			continue // nothing to look for there
+		}
+		if w.bare && depth+1 == bareRepoDepth {
 			// Checked; what is below is too deep to be looked at, so
 			// its directory is not even read (most of the walk's
 			// directories are at this depth).
@@ -283,7 +310,7 @@ func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 		if err != nil {
 			continue
 		}
-		w.dir(subfd, sub, depth+1, nested && name != "node_modules")
+		w.dir(subfd, sub, depth+1, subNested)
 		if w.seen > spec.MaxGlobEntries {
 			return
 		}
@@ -310,33 +337,6 @@ func (w *scrubWalk) entries(fd int) (present map[string]bool, subdirs []string) 
 	})
 	slices.Sort(subdirs)
 	return present, subdirs
-}
-
-// changedBelow returns the nested names created or changed since started
-// in the directory t and those down to spec.NestedDepth below it (a trusted
-// directory in a writable root: mounts.Protect binds those that existed).
-// Symlinks are not followed.
-func changedBelow(t string, nested []string, started time.Time) []string {
-	var out []string
-	_ = fs.WalkDir(os.DirFS("/"), strings.TrimPrefix(t, "/"), func(name string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		p := "/" + name
-		if d.Name() == ".git" || d.Name() == "node_modules" {
-			return fs.SkipDir
-		}
-		for _, n := range nested {
-			if changed(p+"/"+n, started) {
-				out = append(out, p+"/"+n)
-			}
-		}
-		if strings.Count(strings.TrimPrefix(p, t), "/") >= spec.NestedDepth {
-			return fs.SkipDir
-		}
-		return nil
-	})
-	return out
 }
 
 // changed reports whether p exists, not as a directory, with a ctime not

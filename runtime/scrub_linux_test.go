@@ -203,3 +203,44 @@ func TestScrubNestedBound(t *testing.T) {
 		t.Errorf("the file the run made is still there (%q)", notes)
 	}
 }
+
+// TestChangedBelow: in a trusted directory, nested names made during the
+// run are found in it and down to two levels below, not deeper, not
+// through a symlink, not in node_modules or a git directory, and not when
+// they were there before.
+func TestChangedBelow(t *testing.T) {
+	trusted := t.TempDir()
+	write := func(rel string) {
+		t.Helper()
+		p := filepath.Join(trusted, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("old/.cordon/settings.json")
+	time.Sleep(20 * time.Millisecond) // ctime has the kernel's tick granularity
+	started := scrubClock()
+	time.Sleep(20 * time.Millisecond)
+	for _, rel := range []string{
+		".cordon/settings.json", "x/.claude/settings.json", "x/y/.mcp.json", "x/y/z/.mcp.json",
+		"node_modules/pkg/.vscode/tasks.json", "gitdir/.mcp.json", ".git/.mcp.json",
+	} {
+		write(rel)
+	}
+	if err := os.Symlink(filepath.Join(trusted, "x"), filepath.Join(trusted, "link")); err != nil {
+		t.Fatal(err)
+	}
+	nested := []string{".claude/settings.json", ".cordon/settings.json", ".mcp.json", ".vscode/tasks.json"}
+	got := changedBelow(trusted, []string{filepath.Join(trusted, "gitdir")}, nested, started)
+	want := []string{".cordon/settings.json", "x/.claude/settings.json", "x/y/.mcp.json"}
+	for i := range want {
+		want[i] = filepath.Join(trusted, want[i])
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("changedBelow = %q\nwant %q", got, want)
+	}
+}

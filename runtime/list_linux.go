@@ -94,10 +94,7 @@ func gc(root string, sweepNow bool) ([]string, error) {
 			continue
 		}
 		if c, err := libcontainer.Load(root, id); err == nil {
-			if st, err := c.Status(); err == nil && st != libcontainer.Stopped {
-				_ = c.Signal(unix.SIGKILL)
-			}
-			destroy(c, false)
+			destroy(c, false) // ending what still runs in it
 		} else {
 			// Killed before libcontainer saved its state: its cgroups,
 			// if it got as far, are found by their name.

@@ -78,62 +78,7 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []strin
 		}
 		seen[real] = true
 		if writable {
-			// Other repositories in the root (clones in ~/code, a vendored
-			// checkout) get what its own .git gets, and every directory
-			// the nested names, from the root down: the directories on
-			// the way are pinned too.
-			var inGit []string
-			for _, rel := range list {
-				if strings.HasPrefix(rel, ".git/") {
-					inGit = append(inGit, rel)
-				}
-			}
-			firsts := []string{".git"}
-			for _, rel := range nested {
-				first, _, _ := strings.Cut(rel, "/")
-				if !slices.Contains(firsts, first) {
-					firsts = append(firsts, first)
-				}
-			}
-			list = slices.Clone(list)
-			var dirs []nestedDir
-			if len(inGit) > 0 || len(nested) > 0 {
-				// (otherwise nothing below would be protected)
-				dirs = nestedDirs(fsys, real, firsts)
-			}
-			for _, t := range trusted {
-				if !within(t, real) || len(nested) == 0 {
-					continue
-				}
-				rel := strings.TrimPrefix(t, strings.TrimSuffix(real, "/")+"/")
-				// Its own settings, whether they exist or not (those
-				// that do not are moved aside if they appear); git's
-				// only if it is a repository.
-				own := nestedDir{rel: rel}
-				for _, f := range firsts {
-					if _, err := fs.Lstat(fsys, rel2fs(path.Join(t, f))); err == nil || f != ".git" {
-						own.has = append(own.has, f)
-					}
-				}
-				dirs = append(dirs, own)
-				for _, d := range nestedDirs(fsys, t, firsts) {
-					d.rel = rel + "/" + d.rel
-					dirs = append(dirs, d)
-				}
-			}
-			for _, d := range dirs {
-				for _, rel := range nested {
-					first, _, _ := strings.Cut(rel, "/")
-					if slices.Contains(d.has, first) {
-						list = append(list, d.rel+"/"+rel)
-					}
-				}
-				if slices.Contains(d.has, ".git") {
-					for _, rel := range inGit {
-						list = append(list, d.rel+"/"+rel)
-					}
-				}
-			}
+			list = withNested(fsys, real, list, nested, trusted)
 		}
 		for _, rel := range expand(fsys, real, list) {
 			pr.protect(fsys, real, rel)
@@ -230,6 +175,68 @@ func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 		pr.Rules = append(pr.Rules, Rule{Path: next, Access: ReadWrite})
 		cur = next
 	}
+}
+
+// withNested is list, the protected paths of the writable root root, with
+// what the directories below it get. Other repositories in the root
+// (clones in ~/code, a vendored checkout) get what its own .git gets, and
+// every directory the nested names, from the root down: the directories
+// on the way are pinned too. So do the trusted directories in the root and
+// those below them.
+func withNested(fsys fs.FS, root string, list, nested, trusted []string) []string {
+	var inGit []string
+	for _, rel := range list {
+		if strings.HasPrefix(rel, ".git/") {
+			inGit = append(inGit, rel)
+		}
+	}
+	firsts := []string{".git"}
+	for _, rel := range nested {
+		first, _, _ := strings.Cut(rel, "/")
+		if !slices.Contains(firsts, first) {
+			firsts = append(firsts, first)
+		}
+	}
+	list = slices.Clone(list)
+	var dirs []nestedDir
+	if len(inGit) > 0 || len(nested) > 0 {
+		// (otherwise nothing below would be protected)
+		dirs = nestedDirs(fsys, root, firsts)
+	}
+	for _, t := range trusted {
+		if !within(t, root) || len(nested) == 0 {
+			continue
+		}
+		rel := strings.TrimPrefix(t, strings.TrimSuffix(root, "/")+"/")
+		// Its own settings, whether they exist or not (those that do not
+		// are moved aside if they appear); git's only if it is a
+		// repository.
+		own := nestedDir{rel: rel}
+		for _, f := range firsts {
+			if _, err := fs.Lstat(fsys, rel2fs(path.Join(t, f))); err == nil || f != ".git" {
+				own.has = append(own.has, f)
+			}
+		}
+		dirs = append(dirs, own)
+		for _, d := range nestedDirs(fsys, t, firsts) {
+			d.rel = rel + "/" + d.rel
+			dirs = append(dirs, d)
+		}
+	}
+	for _, d := range dirs {
+		for _, rel := range nested {
+			first, _, _ := strings.Cut(rel, "/")
+			if slices.Contains(d.has, first) {
+				list = append(list, d.rel+"/"+rel)
+			}
+		}
+		if slices.Contains(d.has, ".git") {
+			for _, rel := range inGit {
+				list = append(list, d.rel+"/"+rel)
+			}
+		}
+	}
+	return list
 }
 
 // Bounds of the search below a writable root for repositories and nested

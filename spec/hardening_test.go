@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/probe"
 )
 
@@ -57,5 +58,16 @@ func TestLandlockStatus(t *testing.T) {
 	s := Base()
 	if err := WithLandlockStatus(withABI)(s); err != nil || s.Annotations[AnnotationLandlockStatus] != "" {
 		t.Errorf("a spec without Landlock rules got a status: %v %v", s.Annotations, err)
+	}
+}
+
+// TestTrustReachesNoDeeperThanProtection: a trusted directory trusts the
+// workspaces down to policy.TrustDepth below it, and the plan protects
+// their settings down to NestedDepth below a writable root or a trusted
+// directory in one. A trust reaching deeper would trust settings a
+// sandboxed command could have written (a hook runs on the host).
+func TestTrustReachesNoDeeperThanProtection(t *testing.T) {
+	if policy.TrustDepth > NestedDepth {
+		t.Errorf("policy.TrustDepth is %d, deeper than the plan protects (NestedDepth %d)", policy.TrustDepth, NestedDepth)
 	}
 }

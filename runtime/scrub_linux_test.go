@@ -131,28 +131,14 @@ func TestPlantedBareReposRightAway(t *testing.T) {
 // there before.
 func TestPlantedNested(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("old/.cordon/settings.json")
-	time.Sleep(20 * time.Millisecond) // ctime has the kernel's tick granularity
-	started := scrubClock()
-	time.Sleep(20 * time.Millisecond)
-	for _, rel := range []string{
+	writeFiles(t, root, "old/.cordon/settings.json")
+	started := clockBetween()
+	writeFiles(t, root,
 		"p/.claude/settings.json", "p/q/.vscode/tasks.json", "p/q/r/.mcp.json", ".claude/settings.json",
 		"old/.claude/settings.local.json", "p/notes.txt",
 		// not protected by the plan (mounts.Protect skips it), not moved
 		"node_modules/pkg/.vscode/tasks.json",
-	} {
-		write(rel)
-	}
+	)
 	if err := os.MkdirAll(filepath.Join(root, "s", ".mcp.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +155,31 @@ func TestPlantedNested(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("plantedBelow = %q\nwant %q", got, want)
 	}
+}
+
+// writeFiles writes "{}" to each path rel below root, making the
+// directories on the way.
+func writeFiles(t *testing.T, root string, rels ...string) {
+	t.Helper()
+	for _, rel := range rels {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// clockBetween is a scrubClock reading that files written before the call
+// predate and files written after it do not (ctime has the kernel's tick
+// granularity).
+func clockBetween() time.Time {
+	time.Sleep(20 * time.Millisecond)
+	started := scrubClock()
+	time.Sleep(20 * time.Millisecond)
+	return started
 }
 
 // TestScrubNestedBound: a nested protected file the plan bound read-only
@@ -210,26 +221,12 @@ func TestScrubNestedBound(t *testing.T) {
 // they were there before.
 func TestChangedBelow(t *testing.T) {
 	trusted := t.TempDir()
-	write := func(rel string) {
-		t.Helper()
-		p := filepath.Join(trusted, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("old/.cordon/settings.json")
-	time.Sleep(20 * time.Millisecond) // ctime has the kernel's tick granularity
-	started := scrubClock()
-	time.Sleep(20 * time.Millisecond)
-	for _, rel := range []string{
+	writeFiles(t, trusted, "old/.cordon/settings.json")
+	started := clockBetween()
+	writeFiles(t, trusted,
 		".cordon/settings.json", "x/.claude/settings.json", "x/y/.mcp.json", "x/y/z/.mcp.json",
 		"node_modules/pkg/.vscode/tasks.json", "gitdir/.mcp.json", ".git/.mcp.json",
-	} {
-		write(rel)
-	}
+	)
 	if err := os.Symlink(filepath.Join(trusted, "x"), filepath.Join(trusted, "link")); err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func buildCordon(modRoot, out string) error {
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	args := []string{"build", "-tags", "seccomp,netgo,osusergo", "-trimpath",
+	args := []string{"build", "-tags", "seccomp,runc_nocriu,netgo,osusergo", "-trimpath",
 		"-ldflags", "-linkmode external -extldflags -static", "-o", out}
 	// TODO: remove the overlay once seccomp.Compile lands in seccomp/.
 	if needOverlay(modRoot) {

@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -35,10 +36,20 @@ const (
 
 type handler func(p *parser, c *call) unwrapped
 
-var handlers map[string]handler
+// handlers see through the wrappers, by name; built on first use, as
+// judges are.
+func handlers() map[string]handler {
+	handlersOnce.Do(buildHandlers)
+	return handlerTable
+}
 
-func init() {
-	handlers = map[string]handler{
+var (
+	handlersOnce sync.Once
+	handlerTable map[string]handler
+)
+
+func buildHandlers() {
+	handlers := map[string]handler{
 		"sudo":             argvWrapper("sudo", sudoOpts),
 		"doas":             argvWrapper("doas", optSpec{flags: "Lns", args: "Cu"}),
 		"pkexec":           argvWrapper("pkexec", optSpec{long: " disable-internal-agent keep-cwd help version ", longArgs: " user "}),
@@ -106,6 +117,7 @@ func init() {
 	for _, sh := range shells {
 		handlers[sh] = shellWrapper
 	}
+	handlerTable = handlers
 }
 
 // runsOperand reports a program that runs its arguments as a command or
@@ -116,7 +128,7 @@ func runsOperand(base string) bool {
 		"micromamba", "pnpm", "yarn", "direnv", "mise", "source", ".":
 		return base == "source" || base == "."
 	}
-	return handlers[base] != nil || interpreters[base]
+	return handlers()[base] != nil || interpreters[base]
 }
 
 // shells are the programs whose -c argument is a shell script.
@@ -147,7 +159,7 @@ func (p *parser) call(c *call) {
 			p.record(c)
 			return
 		}
-		h := handlers[path.Base(name.Value)]
+		h := handlers()[path.Base(name.Value)]
 		if h == nil {
 			p.record(c)
 			return

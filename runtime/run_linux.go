@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -534,6 +535,10 @@ func newProcess(p *specs.Process) (*libcontainer.Process, error) {
 		Cwd:             p.Cwd,
 		NoNewPrivileges: &p.NoNewPrivileges,
 		Init:            true,
+		// Without a level, the init's C stages log every step at debug
+		// level (some thirty JSON lines a run), which the parent reads and
+		// decodes only to drop: logrus is quiet unless CORDON_DEBUG.
+		LogLevel: strconv.Itoa(int(logrus.GetLevel())),
 	}
 	if p.ConsoleSize != nil {
 		lp.ConsoleWidth = uint16(p.ConsoleSize.Width)

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strings"
 
-	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -207,7 +206,7 @@ func (r *reader) skipVec(size int) bool {
 // request of HTTP/2 with prior knowledge counts too (its :authority and
 // host fields).
 func httpHostNames(br *bufio.Reader) ([]string, error) {
-	preface := []byte(http2.ClientPreface)
+	preface := []byte(h2Preface)
 	for {
 		b, _ := br.Peek(br.Buffered())
 		head := bytes.TrimLeft(b, "\r\n")
@@ -236,35 +235,111 @@ func httpHostNames(br *bufio.Reader) ([]string, error) {
 	}
 }
 
+// h2Preface starts what an HTTP/2 client with prior knowledge sends
+// (RFC 9113 3.4).
+const h2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// HTTP/2 frame types and flags the name reader knows (RFC 9113 6).
+const (
+	h2Headers      = 0x1
+	h2Continuation = 0x9
+	h2EndHeaders   = 0x4
+	h2Padded       = 0x8
+	h2Priority     = 0x20
+)
+
 // h2HostNames reads the frames after an HTTP/2 client preface up to the
 // first HEADERS (with its CONTINUATIONs) and returns its :authority and
-// host, ports removed; done is false when more bytes are needed.
+// host, ports removed; done is false when more bytes are needed. Frames
+// before it (SETTINGS, WINDOW_UPDATE, PRIORITY) are skipped.
 func h2HostNames(b []byte) (names []string, done bool, err error) {
-	fr := http2.NewFramer(io.Discard, bytes.NewReader(b))
-	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	fr.MaxHeaderListSize = maxHello
+	var block []byte
+	var stream uint32
 	for {
-		f, err := fr.ReadFrame()
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if len(b) < 9 {
 			return nil, false, nil
 		}
-		if err != nil {
-			return nil, true, fmt.Errorf("malformed HTTP/2 start: %w", err)
+		n := int(b[0])<<16 | int(b[1])<<8 | int(b[2])
+		typ, flags := b[3], b[4]
+		id := (uint32(b[5])<<24 | uint32(b[6])<<16 | uint32(b[7])<<8 | uint32(b[8])) & 0x7fffffff
+		if 9+n > maxHello {
+			return nil, true, errors.New("malformed HTTP/2 start: frame too long")
 		}
-		h, ok := f.(*http2.MetaHeadersFrame)
-		if !ok {
+		if len(b) < 9+n {
+			return nil, false, nil
+		}
+		payload := b[9 : 9+n]
+		b = b[9+n:]
+		switch {
+		case block != nil:
+			// a header block continues on its stream, and nothing else
+			// comes between (RFC 9113 6.10)
+			if typ != h2Continuation || id != stream {
+				return nil, true, errors.New("malformed HTTP/2 start: a header block without its CONTINUATION")
+			}
+			block = append(block, payload...)
+		case typ == h2Continuation:
+			return nil, true, errors.New("malformed HTTP/2 start: CONTINUATION without HEADERS")
+		case typ == h2Headers:
+			if id == 0 {
+				return nil, true, errors.New("malformed HTTP/2 start: HEADERS on stream 0")
+			}
+			if flags&h2Padded != 0 {
+				if len(payload) < 1 || int(payload[0]) > len(payload)-1 {
+					return nil, true, errors.New("malformed HTTP/2 start: bad padding")
+				}
+				payload = payload[1 : len(payload)-int(payload[0])]
+			}
+			if flags&h2Priority != 0 {
+				if len(payload) < 5 {
+					return nil, true, errors.New("malformed HTTP/2 start: short priority")
+				}
+				payload = payload[5:]
+			}
+			stream = id
+			block = append([]byte{}, payload...)
+		default:
 			continue
 		}
-		for _, hf := range h.Fields {
-			if (hf.Name == ":authority" || hf.Name == "host") && hf.Value != "" {
-				names = append(names, withoutPort(hf.Value))
-			}
+		if flags&h2EndHeaders == 0 {
+			continue
 		}
-		if len(names) == 0 {
-			return nil, true, errNoName
-		}
-		return names, true, nil
+		names, err := h2Authorities(block)
+		return names, true, err
 	}
+}
+
+// h2Authorities decodes a header block (HPACK) for its :authority and
+// host fields. The fields decoded are bounded as a server bounds them
+// (a header list of maxHello), whatever the block's references expand to.
+func h2Authorities(block []byte) ([]string, error) {
+	var names []string
+	size := 0
+	var dec *hpack.Decoder
+	dec = hpack.NewDecoder(4096, func(f hpack.HeaderField) {
+		size += len(f.Name) + len(f.Value) + 32
+		if size > maxHello {
+			dec.SetEmitEnabled(false)
+			return
+		}
+		if (f.Name == ":authority" || f.Name == "host") && f.Value != "" {
+			names = append(names, withoutPort(f.Value))
+		}
+	})
+	dec.SetMaxStringLength(maxHello)
+	if _, err := dec.Write(block); err != nil {
+		return nil, fmt.Errorf("malformed HTTP/2 start: %w", err)
+	}
+	if err := dec.Close(); err != nil {
+		return nil, fmt.Errorf("malformed HTTP/2 start: %w", err)
+	}
+	if size > maxHello {
+		return nil, errors.New("malformed HTTP/2 start: header list too long")
+	}
+	if len(names) == 0 {
+		return nil, errNoName
+	}
+	return names, nil
 }
 
 // withoutPort drops the port of host:port, and leaves anything else.

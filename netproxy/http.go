@@ -1,22 +1,25 @@
 package netproxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
-	"net/http"
-	"net/http/httputil"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
+
+// The HTTP proxy is cordon's own HTTP/1.1 server and client (not
+// net/http's, whose packages and their initialisation a cold run would pay
+// for on every start): one goroutine per client connection reads request
+// heads one after the other; CONNECT opens a tunnel, an absolute-form
+// http:// request is forwarded on a pooled upstream connection with its
+// body streamed both ways.
 
 // The X-Proxy-Error values that are not refusals.
 const (
@@ -25,125 +28,169 @@ const (
 	errUpstream      = "upstream-error"
 )
 
-// serveHTTP handles one request on a client connection: CONNECT opens a
-// tunnel; an absolute-form request is forwarded, the connection kept alive.
-func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	host, port, err := splitTarget(r.Method, r.RequestURI)
+// maxDiscard is how much of a request body that is not forwarded (a
+// refusal) is read and dropped to keep the connection; net/http's server
+// reads as much.
+const maxDiscard = 256 << 10
+
+// bodyGrace is how long the end of a request body may lag behind the end
+// of the answer before the upstream connection is given up (net/http's
+// Transport waits as long before it reuses a connection).
+const bodyGrace = 50 * time.Millisecond
+
+// clientConn is a client connection of the HTTP proxy.
+type clientConn struct {
+	c  net.Conn      // the connection: writes, deadlines, splicing
+	br *bufio.Reader // reads it, from the byte that told HTTP from SOCKS
+	// linger: bytes of a request may be unread; the connection is closed
+	// after the client has had time to read the answer (a close with
+	// unread bytes resets the connection and can lose the answer).
+	linger bool
+}
+
+// serveHTTP serves the requests of one client connection in turn; first
+// is the byte serveConn read.
+func (p *Proxy) serveHTTP(c net.Conn, first byte) {
+	cc := &clientConn{c: c, br: bufio.NewReaderSize(&prefixConn{Conn: c, first: []byte{first}}, 4<<10)}
+	defer cc.close()
+	for {
+		c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+		req, err := readRequestHead(cc.br)
+		if err != nil {
+			var he *headError
+			if errors.As(err, &he) {
+				c.Write(errorResponse(he.status, errBadRequest, "cordon proxy: "+he.msg+"\n", true))
+				cc.linger = true
+			}
+			return
+		}
+		c.SetReadDeadline(time.Time{})
+		if !p.serveRequest(cc, req) || p.isClosed() {
+			return
+		}
+		c.SetReadDeadline(time.Now().Add(idleTimeout))
+		if _, err := cc.br.Peek(1); err != nil {
+			return
+		}
+	}
+}
+
+// close ends the connection, lingering when bytes may be unread.
+func (cc *clientConn) close() {
+	if cc.linger {
+		if cw, ok := cc.c.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+			cc.c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			io.Copy(io.Discard, io.LimitReader(cc.c, 1<<20))
+		}
+	}
+	cc.c.Close()
+}
+
+// serveRequest answers one request; false when the connection must end.
+func (p *Proxy) serveRequest(cc *clientConn, req *request) bool {
+	host, port, err := splitTarget(req.method, req.target)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, errBadRequest, "cordon proxy: "+err.Error()+"\n")
-		return
+		return cc.answer(req, 400, errBadRequest, "cordon proxy: "+err.Error()+"\n")
 	}
 	proto := "http"
-	if r.Method == http.MethodConnect {
+	if req.method == "CONNECT" {
 		proto = "connect"
 	}
-	d := p.decide(r.Context(), proto, host, port)
+	d := p.decide(p.ctx, proto, host, port)
 	if !d.Allowed {
-		refuseHTTP(w, d)
-		return
+		status, xerr, body := refusal(d)
+		return cc.answer(req, status, xerr, body)
 	}
-	if r.Method == http.MethodConnect {
-		p.connect(w, r, d)
-		return
+	if req.method == "CONNECT" {
+		return p.connect(cc, req, d)
 	}
-	var upgraded atomic.Bool // set by ModifyResponse, which holds the connection
-	ctx := context.WithValue(r.Context(), decisionKey{}, d)
-	out := r.WithContext(context.WithValue(ctx, upgradeKey{}, &upgraded))
-	if out.Body != nil && out.Body != http.NoBody {
-		out.Body = &endedBody{ReadCloser: out.Body}
-	}
-	p.forward.ServeHTTP(w, out)
-	if upgraded.Load() {
-		p.release()
-	}
+	return p.forward(cc, req, d)
 }
 
-type upgradeKey struct{}
-
-// endedBody is a client's request body that stays at its end once it got
-// there. The forwarder's transport reads a Content-Length body once more
-// after its last byte, to check that nothing follows; the HTTP server
-// closes a body it has drained when the answer's head is written; an
-// upstream that answers on the body's last byte can make the close come
-// first. The check must then see the end: a closed body fails it, the
-// transport takes that for a failed write of the request and closes the
-// upstream connection the answer is streaming on, and the client gets a
-// truncated answer.
-type endedBody struct {
-	io.ReadCloser
-	ended atomic.Bool
-}
-
-func (b *endedBody) Read(p []byte) (int, error) {
-	if b.ended.Load() {
-		return 0, io.EOF
-	}
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		b.ended.Store(true)
-	}
-	return n, err
-}
-
-// refuseHTTP answers a refusal: 403 and X-Proxy-Error with the reason, or
-// 502 when the name did not resolve.
-func refuseHTTP(w http.ResponseWriter, d Decision) {
+// refusal is the answer to a refused destination: 403 and X-Proxy-Error
+// with the reason, or 502 when the name did not resolve.
+func refusal(d Decision) (status int, xerr, body string) {
 	if d.Reason == "" {
-		writeError(w, http.StatusBadGateway, errResolveFailed, d.Message())
-		return
+		return 502, errResolveFailed, d.Message()
 	}
-	writeError(w, http.StatusForbidden, string(d.Reason), d.Message())
+	return 403, string(d.Reason), d.Message()
 }
 
-func writeError(w http.ResponseWriter, status int, xerr, body string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("X-Proxy-Error", xerr)
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	io.WriteString(w, body)
+// errorResponse is an answer of the proxy's own.
+func errorResponse(status int, xerr, body string, close bool) []byte {
+	b := fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Proxy-Error: %s\r\n"+
+		"Cache-Control: no-store\r\nContent-Length: %d\r\n", status, statusText(status), xerr, len(body))
+	if close {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	return append(b, body...)
+}
+
+// answer writes an answer of the proxy's own to a request whose body
+// nothing read, and reports whether the connection may serve another. A
+// short body is read and dropped; a client that waits for 100 Continue
+// before it sends its body gets none, and the connection ends.
+func (cc *clientConn) answer(req *request, status int, xerr, body string) bool {
+	keep := req.keepAlive() &&
+		!(req.body != bodyNone && req.header.hasToken("Expect", "100-continue")) &&
+		!(req.body == bodyLength && req.length > maxDiscard)
+	if _, err := cc.c.Write(errorResponse(status, xerr, body, !keep)); err != nil {
+		return false
+	}
+	if !keep || req.body == bodyNone {
+		cc.linger = req.body != bodyNone
+		return keep
+	}
+	cc.c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	defer cc.c.SetReadDeadline(time.Time{})
+	switch req.body {
+	case bodyLength:
+		if _, err := cc.br.Discard(int(req.length)); err != nil {
+			return false
+		}
+	case bodyChunked:
+		cr := &chunkedReader{br: cc.br}
+		if _, err := io.Copy(io.Discard, io.LimitReader(cr, maxDiscard+1)); err != nil || !cr.done {
+			cc.linger = true
+			return false
+		}
+	}
+	return true
+}
+
+// fail answers 502 for an upstream that did not answer; bodyRead says
+// whether the request's body was read to its end (or there was none).
+func (cc *clientConn) fail(req *request, bodyRead bool, d Decision, err error) bool {
+	keep := bodyRead && req.keepAlive()
+	msg := fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err))
+	if _, err := cc.c.Write(errorResponse(502, errUpstream, msg, !keep)); err != nil {
+		return false
+	}
+	cc.linger = !bodyRead
+	return keep
 }
 
 // connect dials the destination, then answers 200 and relays bytes.
-func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, d Decision) {
-	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.DialTimeout)
+func (p *Proxy) connect(cc *clientConn, req *request, d Decision) bool {
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
 	upstream, err := p.dial(ctx, d.Addrs, d.Port)
 	cancel()
 	if err != nil {
-		writeError(w, http.StatusBadGateway, errUpstream, fmt.Sprintf("cordon proxy: connect to %s: %v\n", d.dest(), dialError(err)))
-		return
+		return cc.answer(req, 502, errUpstream, fmt.Sprintf("cordon proxy: connect to %s: %v\n", d.dest(), dialError(err)))
 	}
-	rc := http.NewResponseController(w)
-	client, brw, err := rc.Hijack()
-	if err != nil {
+	if _, err := io.WriteString(cc.c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		upstream.Close()
-		return
-	}
-	p.hold() // the HTTP server released it: the tunnel counts it
-	defer p.release()
-	if pc, ok := client.(*prefixConn); ok {
-		client = pc.raw()
-	}
-	client.SetDeadline(time.Time{})
-	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		client.Close()
-		upstream.Close()
-		return
+		return false
 	}
 	// a client may send its first bytes (a TLS hello) before the answer
 	var head []byte
-	if n := brw.Reader.Buffered(); n > 0 {
-		b, _ := brw.Reader.Peek(n)
+	if n := cc.br.Buffered(); n > 0 {
+		b, _ := cc.br.Peek(n)
 		head = bytes.Clone(b)
 	}
-	if !p.begin(nil) {
-		client.Close()
-		upstream.Close()
-		return
-	}
-	defer p.wg.Done()
-	p.relay(client, upstream, head, &d)
+	p.relay(cc.c, upstream, head, &d)
+	return false
 }
 
 // dialError drops the address from a dial error: the client learns that
@@ -156,67 +203,329 @@ func dialError(err error) error {
 	return err
 }
 
-type decisionKey struct{}
-
-// newForwarder builds the forwarding half of the HTTP proxy. Its transport
-// never resolves: it dials the addresses of the request's decision, and
-// pools connections by destination name, which every request that reuses
-// one was allowed to reach.
-func (p *Proxy) newForwarder() *httputil.ReverseProxy {
-	t := &http.Transport{
-		Proxy: nil, // never the host's own HTTP_PROXY
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			d, ok := ctx.Value(decisionKey{}).(Decision)
-			if !ok || !d.Allowed || addr != d.dest() {
-				return nil, fmt.Errorf("cordon proxy: no decision for %s", addr)
-			}
-			ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
-			defer cancel()
-			return p.dial(ctx, d.Addrs, d.Port)
-		},
-		ForceAttemptHTTP2:     false,
-		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		// pass the client's Accept-Encoding and the server's encoding through
-		DisableCompression: true,
+// idempotent methods may be sent again (RFC 9110 9.2.2).
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE":
+		return true
 	}
-	return &httputil.ReverseProxy{
-		// Rewrite (unlike Director) starts from a request whose hop-by-hop
-		// headers (Connection and what it names, Proxy-Connection,
-		// Proxy-Authorization, Keep-Alive, TE, Upgrade, ...) are removed,
-		// and adds no X-Forwarded-For.
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			d := pr.In.Context().Value(decisionKey{}).(Decision)
-			pr.Out.URL.Scheme = "http"
-			pr.Out.URL.Host = d.hostHeader()
-			// RFC 9112 3.2.2: a proxy replaces Host with the target's
-			// authority, so the Host sent is the name that was checked
-			pr.Out.Host = ""
-		},
-		// an upgraded connection (101) is hijacked, and relayed until
-		// ServeHTTP returns: it counts while it is
-		ModifyResponse: func(resp *http.Response) error {
-			if u, ok := resp.Request.Context().Value(upgradeKey{}).(*atomic.Bool); ok && resp.StatusCode == http.StatusSwitchingProtocols && !u.Load() {
-				p.hold()
-				u.Store(true)
+	return false
+}
+
+// forward sends req to d's destination and the answer back; it reports
+// whether the client connection may serve another request.
+func (p *Proxy) forward(cc *clientConn, req *request, d Decision) bool {
+	head := requestHead(req, d)
+	// A pooled connection the server closed while it was idle fails
+	// before any answer; a request without a body whose method is
+	// idempotent is then sent once more on a new connection, as net/http's
+	// Transport does. Others get a 502.
+	retry := req.body == bodyNone && idempotent(req.method)
+	uc := p.pool.get(d.dest())
+	for {
+		if uc == nil {
+			var err error
+			if uc, err = p.dialUpstream(d); err != nil {
+				return cc.answer(req, 502, errUpstream, fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err)))
 			}
-			return nil
-		},
-		Transport:  t,
-		BufferPool: bodyBuffers{},
-		ErrorLog:   log.New(io.Discard, "", 0),
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if errors.Is(err, context.Canceled) {
-				return
-			}
-			d, _ := r.Context().Value(decisionKey{}).(Decision)
-			writeError(w, http.StatusBadGateway, errUpstream, fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err)))
-		},
+		}
+		keep, again := p.exchange(cc, req, d, uc, head, retry && uc.reused)
+		if !again {
+			return keep
+		}
+		uc, retry = nil, false
 	}
 }
+
+// dialUpstream connects to the addresses d allowed.
+func (p *Proxy) dialUpstream(d Decision) (*upConn, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
+	defer cancel()
+	c, err := p.dialDest(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return &upConn{c: c, br: bufio.NewReaderSize(c, 4<<10), dest: d.dest()}, nil
+}
+
+// exchange sends one request on uc and relays the answer. again: uc
+// failed before answering, and the request may be sent again (retry).
+func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, head []byte, retry bool) (keep, again bool) {
+	if !p.track(uc.c) {
+		uc.c.Close()
+		return false, false
+	}
+	pooled := false
+	defer func() {
+		p.untrack(uc.c)
+		if !pooled {
+			uc.c.Close()
+		}
+	}()
+	if _, err := uc.c.Write(head); err != nil {
+		if retry {
+			return false, true
+		}
+		return cc.answer(req, 502, errUpstream, fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err))), false
+	}
+	// The body streams while the answer is read: a server may answer
+	// first (100 Continue, or a refusal).
+	var bodyDone chan error
+	bodyRead := req.body == bodyNone
+	if !bodyRead {
+		bodyDone = make(chan error, 1)
+		go func() { bodyDone <- copyRequestBody(uc.c, cc, req) }()
+	}
+	// finish waits for the body's end, up to grace, then gives it up.
+	finish := func(grace time.Duration) {
+		if bodyDone == nil {
+			return
+		}
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case err := <-bodyDone:
+			bodyRead = err == nil
+		case <-t.C:
+			uc.c.Close()
+			cc.c.SetReadDeadline(time.Now())
+			<-bodyDone
+			cc.c.SetReadDeadline(time.Time{})
+		}
+		bodyDone = nil
+	}
+	var resp *response
+	for {
+		if _, err := uc.br.Peek(1); err != nil && retry {
+			return false, true
+		}
+		var err error
+		resp, err = readResponseHead(uc.br, req.method)
+		if err != nil {
+			finish(0)
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the server closed the connection without an answer")
+			}
+			return cc.fail(req, bodyRead, d, err), false
+		}
+		if resp.status == 101 {
+			finish(handshakeTimeout)
+			want := req.upgrade()
+			if want == "" || !strings.EqualFold(want, resp.header.get("Upgrade")) {
+				return cc.fail(req, bodyRead, d, fmt.Errorf("the server switched protocols to %q when %q was asked for",
+					printable(resp.header.get("Upgrade")), printable(want))), false
+			}
+			if !bodyRead {
+				cc.linger = true
+				return false, false
+			}
+			h := responseHead(resp)
+			h = append(h, "Connection: Upgrade\r\nUpgrade: "...)
+			h = append(h, resp.header.get("Upgrade")...)
+			h = append(h, "\r\n\r\n"...)
+			if _, err := cc.c.Write(h); err == nil {
+				p.upgraded(cc, uc)
+			}
+			return false, false
+		}
+		if resp.status >= 200 {
+			break
+		}
+		// 100 Continue, 103 Early Hints: HTTP/1.0 clients know none
+		if req.minor >= 1 {
+			if _, err := cc.c.Write(append(responseHead(resp), "\r\n"...)); err != nil {
+				finish(0)
+				return false, false
+			}
+		}
+	}
+	keep = req.keepAlive()
+	h := responseHead(resp)
+	switch resp.body {
+	case bodyNone:
+		// a HEAD's or a 304's Content-Length describes what a GET would get
+		if cl := resp.header.get("Content-Length"); cl != "" && resp.status != 204 {
+			h = append(h, "Content-Length: "+cl+"\r\n"...)
+		}
+	case bodyLength:
+		h = strconv.AppendInt(append(h, "Content-Length: "...), resp.length, 10)
+		h = append(h, "\r\n"...)
+	case bodyChunked:
+		if req.minor >= 1 {
+			h = append(h, "Transfer-Encoding: chunked\r\n"...)
+		} else {
+			keep = false
+		}
+	case bodyClose:
+		// the end of the body is the end of the connection, both sides
+		keep = false
+	}
+	if !keep {
+		h = append(h, "Connection: close\r\n"...)
+	}
+	h = append(h, "\r\n"...)
+	if _, err := cc.c.Write(h); err != nil {
+		finish(0)
+		return false, false
+	}
+	var err error
+	switch resp.body {
+	case bodyLength:
+		err = copyBody(cc.c, uc.c, uc.br, resp.length)
+	case bodyClose:
+		err = copyBody(cc.c, uc.c, uc.br, -1)
+	case bodyChunked:
+		rerr, werr := copyChunked(cc.c, uc.br, req.minor >= 1)
+		err = errors.Join(rerr, werr)
+	}
+	finish(bodyGrace)
+	if err != nil {
+		// a truncated answer: the client sees the connection end
+		return false, false
+	}
+	if !bodyRead {
+		cc.linger = true
+		keep = false
+	}
+	if resp.body != bodyClose && resp.minor >= 1 && !resp.header.hasToken("Connection", "close") && bodyRead {
+		pooled = p.pool.put(uc)
+	}
+	return keep, false
+}
+
+// upgraded relays a connection that switched protocols (101) both ways
+// until both ends are done.
+func (p *Proxy) upgraded(cc *clientConn, uc *upConn) {
+	if n := cc.br.Buffered(); n > 0 {
+		b, _ := cc.br.Peek(n)
+		if _, err := uc.c.Write(b); err != nil {
+			return
+		}
+	}
+	if n := uc.br.Buffered(); n > 0 {
+		b, _ := uc.br.Peek(n)
+		if _, err := cc.c.Write(b); err != nil {
+			return
+		}
+	}
+	p.relay(cc.c, uc.c, nil, nil)
+}
+
+// copyRequestBody sends the body of req from the client to the upstream.
+func copyRequestBody(up net.Conn, cc *clientConn, req *request) error {
+	if req.body == bodyChunked {
+		rerr, werr := copyChunked(up, cc.br, true)
+		return errors.Join(rerr, werr)
+	}
+	return copyBody(up, cc.c, cc.br, req.length)
+}
+
+// requestHead is the head sent upstream: origin-form, HTTP/1.1, Host the
+// name that was checked (RFC 9112 3.2.2: a proxy replaces Host with the
+// target's authority), end-to-end fields, the proxy's own framing. No
+// X-Forwarded-For, no Via.
+func requestHead(req *request, d Decision) []byte {
+	b := make([]byte, 0, 512)
+	b = append(b, req.method...)
+	b = append(b, ' ')
+	b = append(b, originForm(req.target)...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, d.hostHeader()...)
+	b = append(b, "\r\n"...)
+	b = req.header.endToEnd(b, "Host")
+	if req.header.hasToken("TE", "trailers") {
+		b = append(b, "TE: trailers\r\n"...)
+	}
+	switch {
+	case req.body == bodyLength:
+		b = strconv.AppendInt(append(b, "Content-Length: "...), req.length, 10)
+		b = append(b, "\r\n"...)
+	case req.body == bodyChunked:
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	case req.header.get("Content-Length") != "" || req.method == "POST" || req.method == "PUT" || req.method == "PATCH":
+		// as net/http's Transport: some servers want a length, even 0
+		b = append(b, "Content-Length: 0\r\n"...)
+	}
+	if up := req.upgrade(); up != "" {
+		b = append(b, "Connection: Upgrade\r\nUpgrade: "...)
+		b = append(b, up...)
+		b = append(b, "\r\n"...)
+	}
+	return append(b, "\r\n"...)
+}
+
+// originForm is the path and query of an absolute-form http:// target
+// (splitTarget checked it): "/" when it has none.
+func originForm(target string) string {
+	_, rest, _ := strings.Cut(target, "://")
+	i := strings.IndexAny(rest, "/?")
+	if i < 0 {
+		return "/"
+	}
+	path := rest[i:]
+	if path[0] == '?' {
+		path = "/" + path
+	}
+	// a fragment is not part of a request-target
+	return strings.ReplaceAll(path, "#", "%23")
+}
+
+// responseHead is the status line and the end-to-end fields of resp, as
+// HTTP/1.1, without the empty line that ends a head.
+func responseHead(resp *response) []byte {
+	b := make([]byte, 0, 512)
+	b = fmt.Appendf(b, "HTTP/1.1 %03d %s\r\n", resp.status, resp.reason)
+	return resp.header.endToEnd(b)
+}
+
+// copyBody copies n bytes, or until src ends when n < 0, from src, whose
+// reader br may hold the first ones, to dst. Between two *net.TCPConn
+// io.Copy splices in the kernel; otherwise the bytes go through a
+// 256 KiB buffer.
+func copyBody(dst, src net.Conn, br *bufio.Reader, n int64) error {
+	if k := br.Buffered(); k > 0 {
+		if n >= 0 {
+			k = int(min(int64(k), n))
+		}
+		b, _ := br.Peek(k)
+		if _, err := dst.Write(b); err != nil {
+			return err
+		}
+		br.Discard(k)
+		if n >= 0 {
+			n -= int64(k)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	// br is empty: the connection is read itself
+	var r io.Reader = src
+	if n > 0 {
+		r = &io.LimitedReader{R: src, N: n}
+	}
+	var copied int64
+	var err error
+	_, tcpDst := dst.(*net.TCPConn)
+	_, tcpSrc := src.(*net.TCPConn)
+	if tcpDst && tcpSrc {
+		copied, err = io.Copy(dst, r)
+	} else {
+		buf := bodyPool.Get().(*[bodyBufferSize]byte)
+		copied, err = io.CopyBuffer(writerOnly{dst}, readerOnly{r}, buf[:])
+		bodyPool.Put(buf)
+	}
+	if err == nil && n > 0 && copied < n {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// writerOnly and readerOnly hide ReadFrom and WriteTo, so that
+// io.CopyBuffer uses the buffer it is given.
+type writerOnly struct{ io.Writer }
+
+type readerOnly struct{ io.Reader }
 
 // dest is host:port, with brackets for IPv6.
 func (d Decision) dest() string {
@@ -235,15 +544,10 @@ func (d Decision) hostHeader() string {
 	return d.dest()
 }
 
-// bodyBufferSize is the buffer a forwarded body is copied through. The
-// ReverseProxy's default, 32 KiB, costs a read and a write for every 32 KiB:
-// a large body on a fast link then spends most of its time in system calls.
+// bodyBufferSize is the buffer a forwarded body is copied through when it
+// cannot be spliced: a smaller one (net/http's 32 KiB) costs a read and a
+// write for every 32 KiB, and a large body on a fast link then spends most
+// of its time in system calls.
 const bodyBufferSize = 256 << 10
 
 var bodyPool = sync.Pool{New: func() any { return new([bodyBufferSize]byte) }}
-
-// bodyBuffers lends the forwarder its copy buffers.
-type bodyBuffers struct{}
-
-func (bodyBuffers) Get() []byte  { return bodyPool.Get().(*[bodyBufferSize]byte)[:] }
-func (bodyBuffers) Put(b []byte) { bodyPool.Put((*[bodyBufferSize]byte)(b)) }

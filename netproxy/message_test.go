@@ -1,12 +1,14 @@
 package netproxy
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -93,12 +95,16 @@ func TestRefusals(t *testing.T) {
 		if d.Allowed {
 			t.Fatalf("%s allowed", c.host)
 		}
-		rec := httptest.NewRecorder()
-		refuseHTTP(rec, d)
-		fmt.Fprintf(&b, "== %s %s\n%d %s\nX-Proxy-Error: %s\n%s\n", c.proto, c.host, rec.Code,
-			http.StatusText(rec.Code), rec.Header().Get("X-Proxy-Error"), rec.Body.String())
+		status, xerr, msg := refusal(d)
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(errorResponse(status, xerr, msg, false))), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		fmt.Fprintf(&b, "== %s %s\n%d %s\nX-Proxy-Error: %s\n%s\n", c.proto, c.host, resp.StatusCode,
+			http.StatusText(resp.StatusCode), resp.Header.Get("X-Proxy-Error"), body)
 		for _, a := range d.Addrs {
-			if strings.Contains(rec.Body.String(), a.String()) {
+			if strings.Contains(string(body), a.String()) {
 				t.Errorf("the refusal of %s names the address %s", c.host, a)
 			}
 		}

@@ -19,10 +19,7 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log"
 	"net"
-	"net/http"
-	"net/http/httputil"
 	"net/netip"
 	"sync"
 	"time"
@@ -70,10 +67,10 @@ type Proxy struct {
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 
-	httpOnce sync.Once
-	httpConn *connListener // conns sniffed as HTTP, served by server
-	server   *http.Server
-	forward  *httputil.ReverseProxy
+	pool *pool // idle upstream connections of the HTTP forwarding
+	// dialDest connects to the addresses a decision allowed (tests wrap
+	// it)
+	dialDest func(context.Context, Decision) (net.Conn, error)
 
 	mu        sync.Mutex
 	closed    bool
@@ -128,6 +125,10 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if p.ownAddrs == nil {
 		p.ownAddrs = (&interfaceAddrs{}).get
+	}
+	p.pool = &pool{p: p, timeout: idleUpstream}
+	p.dialDest = func(ctx context.Context, d Decision) (net.Conn, error) {
+		return p.dial(ctx, d.Addrs, d.Port)
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
@@ -203,13 +204,9 @@ func (p *Proxy) Close() error {
 	for c := range p.conns {
 		c.Close()
 	}
-	srv := p.server
 	p.mu.Unlock()
 	p.cancel()
-	if srv != nil {
-		srv.Close()
-		p.forward.Transport.(*http.Transport).CloseIdleConnections()
-	}
+	p.pool.close()
 	p.wg.Wait()
 	return nil
 }
@@ -225,16 +222,7 @@ func (p *Proxy) admit() bool {
 	return true
 }
 
-// hold counts a connection that is served on, as a tunnel after the HTTP
-// server let go of it, whatever the limit.
-func (p *Proxy) hold() {
-	p.mu.Lock()
-	p.active++
-	p.mu.Unlock()
-}
-
-// release uncounts a client connection that ended or that the HTTP
-// server let go of.
+// release uncounts a client connection that ended.
 func (p *Proxy) release() {
 	p.mu.Lock()
 	p.active = max(p.active-1, 0)
@@ -299,14 +287,10 @@ func (p *Proxy) serveConn(c net.Conn) {
 		p.serveSOCKS(c)
 		return
 	}
-	// the HTTP server owns the connection from here; its Close ends it,
-	// and its ConnState releases it
-	p.untrack(c)
-	p.startHTTP()
-	if !p.httpConn.push(&prefixConn{Conn: c, first: b[:]}) {
-		c.Close()
-		p.release()
-	}
+	defer p.release()
+	defer p.untrack(c)
+	defer c.Close()
+	p.serveHTTP(c, b[0])
 }
 
 // prefixConn gives back the byte read to sniff the protocol.
@@ -322,84 +306,6 @@ func (c *prefixConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(b)
-}
-
-// raw returns the connection itself once the sniffed byte is consumed, so
-// that copying between two TCP connections can splice in the kernel.
-func (c *prefixConn) raw() net.Conn {
-	if len(c.first) == 0 {
-		return c.Conn
-	}
-	return c
-}
-
-// connListener hands sniffed connections to the HTTP server.
-type connListener struct {
-	ch   chan net.Conn
-	done chan struct{}
-	once sync.Once
-	addr net.Addr
-}
-
-func (l *connListener) push(c net.Conn) bool {
-	select {
-	case l.ch <- c:
-		return true
-	case <-l.done:
-		return false
-	}
-}
-
-func (l *connListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.ch:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *connListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *connListener) Addr() net.Addr { return l.addr }
-
-// startHTTP starts the run's HTTP server on the first HTTP connection.
-func (p *Proxy) startHTTP() {
-	p.httpOnce.Do(func() {
-		p.httpConn = &connListener{ch: make(chan net.Conn), done: make(chan struct{}),
-			addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}}
-		p.forward = p.newForwarder()
-		srv := &http.Server{
-			Handler:           http.HandlerFunc(p.serveHTTP),
-			ReadHeaderTimeout: handshakeTimeout,
-			IdleTimeout:       idleTimeout,
-			BaseContext:       func(net.Listener) context.Context { return p.ctx },
-			// a hijacked connection (a tunnel, an upgrade) is held again
-			// by its handler for as long as it is served
-			ConnState: func(_ net.Conn, s http.ConnState) {
-				if s == http.StateClosed || s == http.StateHijacked {
-					p.release()
-				}
-			},
-			// the sandboxed command's mistakes are not cordon's to log
-			ErrorLog: log.New(io.Discard, "", 0),
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.closed {
-			p.httpConn.Close()
-			return
-		}
-		p.server = srv
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			srv.Serve(p.httpConn)
-		}()
-	})
 }
 
 // dial connects to the first of addrs that answers. The addresses are the

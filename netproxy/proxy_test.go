@@ -291,11 +291,9 @@ func TestHTTPAnswerBeforeBodyEnd(t *testing.T) {
 	})
 	body := append(bytes.Repeat([]byte("0123456789abcdef"), 4<<10), "end of body"...)
 	answered := make(chan struct{})
-	r.p.startHTTP() // no connection yet: the transport is not in use
-	tr := r.p.forward.Transport.(*http.Transport)
-	dial := tr.DialContext
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
+	dial := r.p.dialDest // no connection yet: the forwarder is not in use
+	r.p.dialDest = func(ctx context.Context, d Decision) (net.Conn, error) {
+		c, err := dial(ctx, d)
 		if err != nil {
 			return nil, err
 		}

@@ -85,7 +85,7 @@ func unexpected(err error) error {
 }
 
 // size reads a chunk-size line: hex digits, then optionally extensions
-// after ";" (white space allowed before it), then CRLF.
+// after ";", then CRLF.
 func (r *chunkedReader) size() (int64, error) {
 	lr := &lineReader{br: r.br, budget: maxChunkLine, crlf: true}
 	l, err := lr.line()
@@ -96,13 +96,11 @@ func (r *chunkedReader) size() (int64, error) {
 		}
 		return 0, unexpected(err)
 	}
-	digits := l
-	if i := strings.IndexAny(l, "; \t"); i >= 0 {
-		digits = l[:i]
-		ext := strings.TrimLeft(l[i:], " \t")
-		if !strings.HasPrefix(ext, ";") || !validValue(ext) {
-			return 0, badHead("malformed chunk extension")
-		}
+	// extensions follow a ";" (no white space before it: net/http takes
+	// none either)
+	digits, ext, _ := strings.Cut(l, ";")
+	if !validValue(ext) {
+		return 0, badHead("malformed chunk extension")
 	}
 	if digits == "" || len(digits) > 16 {
 		return 0, badHead("malformed chunk size")

@@ -271,10 +271,19 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 	// The body streams while the answer is read: a server may answer
 	// first (100 Continue, or a refusal).
 	var bodyDone chan error
+	var bodyErr error
 	bodyRead := req.body == bodyNone
 	if !bodyRead {
 		bodyDone = make(chan error, 1)
-		go func() { bodyDone <- copyRequestBody(uc.c, cc, req) }()
+		go func() {
+			err := copyRequestBody(uc.c, cc, req)
+			if err != nil {
+				// the request is never completed upstream: a body the
+				// proxy cannot frame does not reach the server whole
+				uc.c.Close()
+			}
+			bodyDone <- err
+		}()
 	}
 	// finish waits for the body's end, up to grace, then gives it up.
 	finish := func(grace time.Duration) {
@@ -284,14 +293,14 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
-		case err := <-bodyDone:
-			bodyRead = err == nil
+		case bodyErr = <-bodyDone:
 		case <-t.C:
 			uc.c.Close()
 			cc.c.SetReadDeadline(time.Now())
-			<-bodyDone
+			bodyErr = <-bodyDone
 			cc.c.SetReadDeadline(time.Time{})
 		}
+		bodyRead = bodyErr == nil
 		bodyDone = nil
 	}
 	var resp *response
@@ -303,6 +312,12 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		resp, err = readResponseHead(uc.br, req.method)
 		if err != nil {
 			finish(0)
+			var he *headError
+			if errors.As(bodyErr, &he) {
+				cc.c.Write(errorResponse(400, errBadRequest, "cordon proxy: "+he.msg+"\n", true))
+				cc.linger = true
+				return false, false
+			}
 			if errors.Is(err, io.EOF) {
 				err = errors.New("the server closed the connection without an answer")
 			}

@@ -1,0 +1,586 @@
+package netproxy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestReadRequestHead(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		head   string
+		status int // 0: accepted
+		body   bodyKind
+		length int64
+	}{
+		{"get", "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 0, bodyNone, 0},
+		{"empty lines first", "\r\n\r\nGET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 0, bodyNone, 0},
+		{"bare LF line ends", "GET http://a.test/ HTTP/1.1\nHost: a.test\n\n", 0, bodyNone, 0},
+		{"length", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\r\n", 0, bodyLength, 12},
+		{"length 0", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", 0, bodyNone, 0},
+		{"same length twice", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n", 0, bodyLength, 3},
+		{"chunked", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n", 0, bodyChunked, 0},
+		{"HTTP/1.0 without Host", "GET http://a.test/ HTTP/1.0\r\n\r\n", 0, bodyNone, 0},
+		{"CONNECT without Host", "CONNECT a.test:443 HTTP/1.1\r\n\r\n", 0, bodyNone, 0},
+		{"obs-text in a value", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nX: caf\xc3\xa9\r\n\r\n", 0, bodyNone, 0},
+		// request smuggling: what two parsers could frame differently
+		{"length and chunked", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400, 0, 0},
+		{"differing lengths", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400, 0, 0},
+		{"length list", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 5\r\n\r\n", 400, 0, 0},
+		{"signed length", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\n", 400, 0, 0},
+		{"hex length", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 0x5\r\n\r\n", 400, 0, 0},
+		{"huge length", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999\r\n\r\n", 400, 0, 0},
+		{"chunked twice", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400, 0, 0},
+		{"a coding list", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 400, 0, 0},
+		{"a coding not chunked", "POST http://a.test/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", 400, 0, 0},
+		{"chunked in HTTP/1.0", "POST http://a.test/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400, 0, 0},
+		{"space before the colon", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n", 400, 0, 0},
+		{"space in a name", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nX Y: 1\r\n\r\n", 400, 0, 0},
+		{"obs-fold", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nX: 1\r\n 2\r\n\r\n", 400, 0, 0},
+		{"bare CR in a value", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nX: 1\rTransfer-Encoding: chunked\r\n\r\n", 400, 0, 0},
+		{"bare CR ending a line", "GET http://a.test/ HTTP/1.1\rHost: a\r\n\r\n", 400, 0, 0},
+		{"NUL in a value", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nX: 1\x002\r\n\r\n", 400, 0, 0},
+		{"no colon", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nX\r\n\r\n", 400, 0, 0},
+		{"two Hosts", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, 0, 0},
+		{"no Host", "GET http://a.test/ HTTP/1.1\r\n\r\n", 400, 0, 0},
+		{"double space", "GET  http://a.test/ HTTP/1.1\r\nHost: a\r\n\r\n", 400, 0, 0},
+		{"space in the target", "GET http://a.test/a b HTTP/1.1\r\nHost: a\r\n\r\n", 400, 0, 0},
+		{"bad method", "G(T http://a.test/ HTTP/1.1\r\nHost: a\r\n\r\n", 400, 0, 0},
+		{"HTTP/2.0", "GET http://a.test/ HTTP/2.0\r\nHost: a\r\n\r\n", 505, 0, 0},
+		{"not HTTP", "GET http://a.test/ FTP/1.1\r\nHost: a\r\n\r\n", 400, 0, 0},
+		{"too large", "GET http://a.test/ HTTP/1.1\r\nHost: a\r\nX: " + strings.Repeat("x", maxHead) + "\r\n\r\n", 431, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := readRequestHead(bufio.NewReader(strings.NewReader(tc.head)))
+			var he *headError
+			switch {
+			case tc.status == 0 && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.status != 0 && !errors.As(err, &he):
+				t.Fatalf("accepted (%v); want %d", err, tc.status)
+			case tc.status != 0 && he.status != tc.status:
+				t.Fatalf("%d %v; want %d", he.status, err, tc.status)
+			case tc.status == 0 && (req.body != tc.body || req.length != tc.length):
+				t.Fatalf("body %v %d; want %v %d", req.body, req.length, tc.body, tc.length)
+			}
+		})
+	}
+}
+
+func TestChunkedReader(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		body     string
+		trailer  header
+		bad      bool
+	}{
+		{"two chunks", "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", "abcde", nil, false},
+		{"upper-case hex and an extension", "A;name=v\r\n0123456789\r\n0\r\n\r\n", "0123456789", nil, false},
+		{"trailers", "1\r\nx\r\n0\r\nX-Sum: 1\r\nX-Other: 2\r\n\r\n", "x", header{{"X-Sum", "1"}, {"X-Other", "2"}}, false},
+		{"bare LF after the size", "3\nabc\r\n0\r\n\r\n", "", nil, true},
+		{"bare LF after the data", "3\r\nabc\n0\r\n\r\n", "abc", nil, true},
+		{"bare CR in the size line", "3\rx\r\nabc\r\n0\r\n\r\n", "", nil, true},
+		{"data longer than its size", "3\r\nabcd\r\n0\r\n\r\n", "abc", nil, true},
+		{"not hex", "g\r\n", "", nil, true},
+		{"a sign", "+3\r\nabc\r\n0\r\n\r\n", "", nil, true},
+		{"0x", "0x3\r\nabc\r\n0\r\n\r\n", "", nil, true},
+		{"too large", "fffffffffffffffff\r\n", "", nil, true},
+		{"overflow", "ffffffffffffffff\r\n", "", nil, true},
+		{"empty size", "\r\n", "", nil, true},
+		{"control character in an extension", "3;\x01\r\nabc\r\n0\r\n\r\n", "", nil, true},
+		{"folded trailer", "0\r\nX: 1\r\n 2\r\n\r\n", "", nil, true},
+		{"truncated", "5\r\nab", "ab", nil, true},
+		{"no last chunk", "3\r\nabc\r\n", "abc", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := &chunkedReader{br: bufio.NewReader(strings.NewReader(tc.in))}
+			got, err := io.ReadAll(cr)
+			if (err != nil) != tc.bad {
+				t.Fatalf("error %v; want an error: %v", err, tc.bad)
+			}
+			if string(got) != tc.body {
+				t.Errorf("body %q; want %q", got, tc.body)
+			}
+			if !tc.bad && fmt.Sprint(cr.trailer) != fmt.Sprint(tc.trailer) {
+				t.Errorf("trailer %v; want %v", cr.trailer, tc.trailer)
+			}
+		})
+	}
+}
+
+func TestReadResponseHead(t *testing.T) {
+	for _, tc := range []struct {
+		name, head, method string
+		body               bodyKind
+		bad                bool
+	}{
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", "GET", bodyLength, false},
+		{"no reason", "HTTP/1.1 200\r\nContent-Length: 3\r\n\r\n", "GET", bodyLength, false},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "GET", bodyChunked, false},
+		{"until close", "HTTP/1.0 200 OK\r\n\r\n", "GET", bodyClose, false},
+		{"HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", "HEAD", bodyNone, false},
+		{"304", "HTTP/1.1 304 Not Modified\r\nContent-Length: 3\r\n\r\n", "GET", bodyNone, false},
+		{"204", "HTTP/1.1 204 No Content\r\n\r\n", "GET", bodyNone, false},
+		{"100", "HTTP/1.1 100 Continue\r\n\r\n", "POST", bodyNone, false},
+		{"length and chunked", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", "GET", 0, true},
+		{"differing lengths", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", "GET", 0, true},
+		{"a coding not chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "GET", 0, true},
+		{"obs-fold", "HTTP/1.1 200 OK\r\nX: 1\r\n\t2\r\n\r\n", "GET", 0, true},
+		{"bare CR", "HTTP/1.1 200 OK\r\nX: 1\rContent-Length: 0\r\n\r\n", "GET", 0, true},
+		{"two-digit status", "HTTP/1.1 20 OK\r\n\r\n", "GET", 0, true},
+		{"HTTP/2", "HTTP/2 200\r\n\r\n", "GET", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := readResponseHead(bufio.NewReader(strings.NewReader(tc.head)), tc.method)
+			var he *headError
+			switch {
+			case tc.bad && (!errors.As(err, &he) || he.status != 502):
+				t.Fatalf("%v; want a 502", err)
+			case !tc.bad && err != nil:
+				t.Fatal(err)
+			case !tc.bad && resp.body != tc.body:
+				t.Fatalf("body %v; want %v", resp.body, tc.body)
+			}
+		})
+	}
+}
+
+// rawUpstream is a TCP server on 127.0.0.1 that runs handle for each
+// request it reads (net/http's parser), on the connection itself.
+type rawUpstream struct {
+	port  int
+	conns atomic.Int32
+}
+
+func newRawUpstream(t *testing.T, handle func(c net.Conn, br *bufio.Reader, req *http.Request, n int) bool) *rawUpstream {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	u := &rawUpstream{port: l.Addr().(*net.TCPAddr).Port}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			u.conns.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for n := 0; ; n++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					if !handle(c, br, req, n) {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return u
+}
+
+// exchange sends raw bytes to the proxy and reads until it closes the
+// connection or wait passes.
+func exchangeRaw(t *testing.T, proxyAddr, send string, wait time.Duration) string {
+	t.Helper()
+	c, err := net.Dial("tcp", proxyAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, send)
+	c.SetReadDeadline(time.Now().Add(wait))
+	got, _ := io.ReadAll(c)
+	return string(got)
+}
+
+// TestSmuggling: requests that two parsers could frame differently are
+// refused (400), and none of their bytes reach the server whole.
+func TestSmuggling(t *testing.T) {
+	r := newE2E(t)
+	var seen atomic.Int32
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return false
+		}
+		seen.Add(1)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	target := fmt.Sprintf("http://allowed.test:%d/", up.port)
+	smuggled := "GET http://allowed.test/admin HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
+	for _, tc := range []struct{ name, req string }{
+		{"length and chunked", "POST " + target + " HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled},
+		{"differing lengths", "POST " + target + " HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 71\r\n\r\n" + smuggled},
+		{"chunked, obfuscated", "POST " + target + " HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-encoding: x\r\n\r\n0\r\n\r\n" + smuggled},
+		{"space before the colon", "POST " + target + " HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n" + smuggled},
+		{"obs-fold", "POST " + target + " HTTP/1.1\r\nHost: a\r\nX: 1\r\n Transfer-Encoding: chunked\r\n\r\n" + smuggled},
+		{"bare LF in a chunk size", "POST " + target + " HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2;\nxx\r\n47\r\n0\r\n\r\n" + smuggled},
+		{"bad chunk size", "POST " + target + " HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n\r\n" + smuggled},
+		{"chunk data too long", "POST " + target + " HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nxx\r\n0\r\n\r\n" + smuggled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := seen.Load()
+			got := exchangeRaw(t, r.http, tc.req, 5*time.Second)
+			if !strings.HasPrefix(got, "HTTP/1.1 400 ") || strings.Count(got, "HTTP/1.1") != 1 {
+				t.Errorf("answer %q; want one 400", got)
+			}
+			if n := seen.Load() - before; n != 0 {
+				t.Errorf("the server read %d whole requests", n)
+			}
+		})
+	}
+}
+
+// TestForwardFraming: how each kind of answer is framed back to clients
+// of HTTP/1.1 and HTTP/1.0, and whether the connection stays.
+func TestForwardFraming(t *testing.T) {
+	r := newE2E(t)
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		io.Copy(io.Discard, req.Body)
+		switch req.URL.Path {
+		case "/length":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nhello")
+		case "/chunked":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n3\r\nhel\r\n2;ext=1\r\nlo\r\n0\r\nX-Sum: 5\r\n\r\n")
+		case "/close":
+			io.WriteString(c, "HTTP/1.0 200 OK\r\n\r\nhello")
+			return false
+		case "/head":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+		case "/304":
+			io.WriteString(c, "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n")
+		case "/hints":
+			io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+		case "/bad":
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\nhello")
+		}
+		return true
+	})
+	base := fmt.Sprintf("http://allowed.test:%d", up.port)
+	for _, tc := range []struct {
+		name, method, path, version string
+		want                        []string // in the answer, in order
+		absent                      []string
+		closes                      bool // the proxy ends the client connection
+	}{
+		{"length", "GET", "/length", "1.1", []string{"200 OK", "Content-Length: 5\r\n", "\r\nhello"}, []string{"Connection:", "keep-alive"}, false},
+		{"chunked, trailers", "GET", "/chunked", "1.1", []string{"Transfer-Encoding: chunked", "\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\nX-Sum: 5\r\n\r\n"}, []string{"Trailer:"}, false},
+		{"chunked to HTTP/1.0", "GET", "/chunked", "1.0", []string{"200 OK", "Connection: close", "\r\n\r\nhello"}, []string{"Transfer-Encoding", "X-Sum"}, true},
+		{"until close", "GET", "/close", "1.1", []string{"HTTP/1.1 200 OK", "Connection: close", "\r\n\r\nhello"}, nil, true},
+		{"HEAD", "HEAD", "/head", "1.1", []string{"200 OK", "Content-Length: 1000\r\n\r\n"}, nil, false},
+		{"304", "GET", "/304", "1.1", []string{"304 Not Modified", "ETag"}, []string{"Content-Length"}, false},
+		{"103", "GET", "/hints", "1.1", []string{"103 Early Hints", "Link: </s.css>", "200 OK", "hello"}, nil, false},
+		{"103 to HTTP/1.0", "GET", "/hints", "1.0", []string{"200 OK", "hello"}, []string{"103"}, true},
+		{"a response that smuggles", "GET", "/bad", "1.1", []string{"502 Bad Gateway", "X-Proxy-Error: upstream-error", "malformed response"}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			got := exchangeRaw(t, r.http, fmt.Sprintf("%s %s%s HTTP/%s\r\nHost: x\r\n\r\n", tc.method, base, tc.path, tc.version), time.Second)
+			// the read ends at the deadline when the connection stays
+			closed := time.Since(start) < 900*time.Millisecond
+			rest := got
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("answer %q: no %q (in order)", got, w)
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(got, a) {
+					t.Errorf("answer %q has %q", got, a)
+				}
+			}
+			if tc.closes != closed {
+				t.Errorf("closed %v; want %v", closed, tc.closes)
+			}
+		})
+	}
+}
+
+// TestForwardClientCloses: a keep-alive connection stays for the next
+// request unless the answer is read until the upstream closes, or the
+// client is HTTP/1.0.
+func TestForwardKeepsClient(t *testing.T) {
+	r := newE2E(t)
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		if req.URL.Path == "/close" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\nbye")
+			return false
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	for _, tc := range []struct {
+		path, version string
+		keep          bool
+	}{
+		{"/", "1.1", true}, {"/close", "1.1", false}, {"/", "1.0", false},
+	} {
+		c, err := net.Dial("tcp", r.http)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET http://allowed.test:%d%s HTTP/%s\r\nHost: x\r\n\r\n", up.port, tc.path, tc.version)
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		_, err = br.ReadByte()
+		if closed := errors.Is(err, io.EOF); closed == tc.keep {
+			t.Errorf("%s HTTP/%s: closed %v (%v); want %v", tc.path, tc.version, closed, err, !tc.keep)
+		}
+		c.Close()
+	}
+}
+
+// TestUpgrade: a 101 to an Upgrade request relays both ways, the bytes
+// each side sent with the heads included; a 101 nobody asked for is 502.
+func TestUpgrade(t *testing.T) {
+	r := newE2E(t)
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		if req.Header.Get("Upgrade") != "echo" || req.Header.Get("Connection") != "Upgrade" {
+			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+			return false
+		}
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\nserver first;")
+		io.Copy(c, br)
+		return false
+	})
+	c, err := net.Dial("tcp", r.http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://allowed.test:%d/ws HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Upgrade\r\nUpgrade: echo\r\n\r\nearly;", up.port)
+	br := bufio.NewReader(c)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 101 || resp.Header.Get("Upgrade") != "echo" {
+		t.Fatalf("%v %v", resp, err)
+	}
+	io.WriteString(c, "late")
+	c.(*net.TCPConn).CloseWrite()
+	got, err := io.ReadAll(br)
+	if string(got) != "server first;early;late" {
+		t.Errorf("relayed %q, %v", got, err)
+	}
+	got2 := exchangeRaw(t, r.http, fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\n\r\n", up.port), 2*time.Second)
+	if !strings.HasPrefix(got2, "HTTP/1.1 502 ") {
+		t.Errorf("an unasked-for 101: %q", got2)
+	}
+}
+
+// TestExpectContinue: a client that waits for 100 Continue gets it from
+// the server, not after its own timeout.
+func TestExpectContinue(t *testing.T) {
+	r := newE2E(t)
+	up := newUpstream(t, false, func(w http.ResponseWriter, req *http.Request) {
+		n, _ := io.Copy(io.Discard, req.Body) // net/http sends 100 Continue here
+		fmt.Fprintf(w, "%d", n)
+	})
+	c := proxyClient(r.http)
+	c.Transport.(*http.Transport).ExpectContinueTimeout = 5 * time.Second
+	req, _ := http.NewRequest("POST", fmt.Sprintf("http://allowed.test:%d/", up.port), bytes.NewReader(make([]byte, 1<<20)))
+	req.Header.Set("Expect", "100-continue")
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "1048576" || time.Since(start) > 3*time.Second {
+		t.Errorf("answer %q after %v", body, time.Since(start))
+	}
+	// refused: no 100, and the connection ends rather than wait for a
+	// body that will not come
+	got := exchangeRaw(t, r.http, "POST http://unlisted.test/ HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n", 5*time.Second)
+	if !strings.HasPrefix(got, "HTTP/1.1 403 ") || !strings.Contains(got, "Connection: close") {
+		t.Errorf("refused: %q", got)
+	}
+}
+
+// TestChunkedRequestTrailers: a chunked request body reaches the server
+// chunked, its trailers with it.
+func TestChunkedRequestTrailers(t *testing.T) {
+	r := newE2E(t)
+	up := newUpstream(t, false, func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		fmt.Fprintf(w, "%s %s %v", b, req.Trailer.Get("X-Sum"), req.TransferEncoding)
+	})
+	got := exchangeRaw(t, r.http, fmt.Sprintf("POST http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\nConnection: close\r\n\r\n"+
+		"4\r\nbody\r\n0\r\nX-Sum: 4\r\n\r\n", up.port), 5*time.Second)
+	if !strings.HasSuffix(got, "body 4 [chunked]") {
+		t.Errorf("answer %q", got)
+	}
+}
+
+// TestPool: upstream connections are reused by destination name and
+// closed when idle too long and on Close.
+func TestPool(t *testing.T) {
+	r := newE2E(t)
+	var mu sync.Mutex
+	closed := 0
+	var opened atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			opened.Add(1)
+		case http.StateClosed:
+			closed++
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	up := struct{ port int }{srv.Listener.Addr().(*net.TCPAddr).Port}
+	c := proxyClient(r.http)
+	get := func(host string) {
+		t.Helper()
+		resp, err := c.Get(fmt.Sprintf("http://%s:%d/", host, up.port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	for _, h := range []string{"allowed.test", "allowed.test", "a.wild.test", "a.wild.test", "allowed.test"} {
+		get(h)
+	}
+	if n := opened.Load(); n != 2 {
+		t.Errorf("%d upstream connections for two names; want 2", n)
+	}
+	r.p.pool.mu.Lock()
+	keys := fmt.Sprint(len(r.p.pool.idle), len(r.p.pool.idle[fmt.Sprintf("allowed.test:%d", up.port)]), len(r.p.pool.idle[fmt.Sprintf("a.wild.test:%d", up.port)]))
+	r.p.pool.timeout = 200 * time.Millisecond
+	r.p.pool.mu.Unlock()
+	if keys != "2 1 1" {
+		t.Errorf("idle destinations, allowed.test's and a.wild.test's: %s; want 2 1 1", keys)
+	}
+	// idle too long: closed (the two pooled before were given 90 s)
+	get("127.0.0.1")
+	waitFor(t, func() bool {
+		r.p.pool.mu.Lock()
+		defer r.p.pool.mu.Unlock()
+		return r.p.pool.n == 2
+	})
+	r.p.Close()
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return closed == 3 })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPoolRetry: a pooled connection that the server closes instead of
+// answering is replaced once for a GET; a POST with a body gets a 502.
+func TestPoolRetry(t *testing.T) {
+	r := newE2E(t)
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, n int) bool {
+		io.Copy(io.Discard, req.Body)
+		if n > 0 {
+			return false // the second request on a connection: closed unanswered
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	c, err := net.Dial("tcp", r.http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	var got []int
+	for _, req := range []string{
+		"GET http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\n\r\n",
+		"POST http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx",
+	} {
+		fmt.Fprintf(c, req, up.port)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		got = append(got, resp.StatusCode)
+	}
+	if fmt.Sprint(got) != "[200 200 502]" {
+		t.Errorf("statuses %v; want [200 200 502]", got)
+	}
+	if n := up.conns.Load(); n != 2 {
+		t.Errorf("%d upstream connections; want 2", n)
+	}
+}
+
+// TestBadHeadAnswers: what net/http's server would answer to heads it
+// cannot take, and the idle client's end.
+func TestBadHeadAnswers(t *testing.T) {
+	r := newE2E(t)
+	for _, tc := range []struct{ name, send, want string }{
+		{"too large", "GET http://allowed.test/ HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("x", maxHead) + "\r\n\r\n", "HTTP/1.1 431 "},
+		{"version", "GET http://allowed.test/ HTTP/3.0\r\nHost: x\r\n\r\n", "HTTP/1.1 505 "},
+		{"garbage", "GET\r\n\r\n", "HTTP/1.1 400 "},
+		{"h2c prior knowledge", h2Preface, "HTTP/1.1 400 "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := exchangeRaw(t, r.http, tc.send, 5*time.Second)
+			if !strings.HasPrefix(got, tc.want) || !strings.Contains(got, "Connection: close") {
+				t.Errorf("answer %q; want %q and a close", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHeaderCase: field names and values pass as written, in order.
+func TestHeaderCase(t *testing.T) {
+	r := newE2E(t)
+	var head atomic.Value
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		head.Store(fmt.Sprint(req.Header["X-Mixed"], req.Header["Accept-Encoding"]))
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nx-lower: v\r\nContent-Length: 0\r\n\r\n")
+		return true
+	})
+	got := exchangeRaw(t, r.http, fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\nx-MIXED: a\r\nX-Mixed: b\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n", up.port), 5*time.Second)
+	if h, _ := head.Load().(string); h != "[a b] [gzip]" {
+		t.Errorf("upstream got %q", h)
+	}
+	tp := textproto.NewReader(bufio.NewReader(strings.NewReader(got)))
+	tp.ReadLine()
+	hdr, _ := tp.ReadMIMEHeader()
+	if hdr.Get("Content-Encoding") != "gzip" || !strings.Contains(got, "x-lower: v") {
+		t.Errorf("client got %q", got)
+	}
+}

@@ -159,4 +159,3 @@ func framerHostNames(b []byte) (names []string, done bool, err error) {
 		return names, true, nil
 	}
 }
-

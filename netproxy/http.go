@@ -368,6 +368,7 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 	case bodyChunked:
 		if req.minor >= 1 {
 			h = append(h, "Transfer-Encoding: chunked\r\n"...)
+			h = announceTrailers(h, resp.header)
 		} else {
 			keep = false
 		}
@@ -457,6 +458,7 @@ func requestHead(req *request, d Decision) []byte {
 		b = append(b, "\r\n"...)
 	case req.body == bodyChunked:
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+		b = announceTrailers(b, req.header)
 	case req.header.get("Content-Length") != "" || req.method == "POST" || req.method == "PUT" || req.method == "PATCH":
 		// as net/http's Transport: some servers want a length, even 0
 		b = append(b, "Content-Length: 0\r\n"...)
@@ -467,6 +469,17 @@ func requestHead(req *request, d Decision) []byte {
 		b = append(b, "\r\n"...)
 	}
 	return append(b, "\r\n"...)
+}
+
+// announceTrailers passes on the Trailer fields of a chunked body that
+// stays chunked: the names of the trailer fields to come.
+func announceTrailers(b []byte, h header) []byte {
+	for _, v := range h.values("Trailer") {
+		b = append(b, "Trailer: "...)
+		b = append(b, v...)
+		b = append(b, "\r\n"...)
+	}
+	return b
 }
 
 // originForm is the path and query of an absolute-form http:// target

@@ -283,8 +283,8 @@ func TestForwardFraming(t *testing.T) {
 		closes                      bool // the proxy ends the client connection
 	}{
 		{"length", "GET", "/length", "1.1", []string{"200 OK", "Content-Length: 5\r\n", "\r\nhello"}, []string{"Connection:", "keep-alive"}, false},
-		{"chunked, trailers", "GET", "/chunked", "1.1", []string{"Transfer-Encoding: chunked", "\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\nX-Sum: 5\r\n\r\n"}, []string{"Trailer:"}, false},
-		{"chunked to HTTP/1.0", "GET", "/chunked", "1.0", []string{"200 OK", "Connection: close", "\r\n\r\nhello"}, []string{"Transfer-Encoding", "X-Sum"}, true},
+		{"chunked, trailers", "GET", "/chunked", "1.1", []string{"Transfer-Encoding: chunked", "Trailer: X-Sum", "\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\nX-Sum: 5\r\n\r\n"}, nil, false},
+		{"chunked to HTTP/1.0", "GET", "/chunked", "1.0", []string{"200 OK", "Connection: close", "\r\n\r\nhello"}, []string{"Transfer-Encoding", "X-Sum", "Trailer"}, true},
 		{"until close", "GET", "/close", "1.1", []string{"HTTP/1.1 200 OK", "Connection: close", "\r\n\r\nhello"}, nil, true},
 		{"HEAD", "HEAD", "/head", "1.1", []string{"200 OK", "Content-Length: 1000\r\n\r\n"}, nil, false},
 		{"304", "GET", "/304", "1.1", []string{"304 Not Modified", "ETag"}, []string{"Content-Length"}, false},

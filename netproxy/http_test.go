@@ -584,3 +584,79 @@ func TestHeaderCase(t *testing.T) {
 		t.Errorf("client got %q", got)
 	}
 }
+
+// TestHTTPAccounting: every kind of HTTP client connection is counted
+// while it is served and uncounted when it ends, and Close ends one
+// waiting for an answer that does not come.
+func TestHTTPAccounting(t *testing.T) {
+	r := newE2E(t)
+	hang, arrived := make(chan struct{}), make(chan struct{}, 1)
+	t.Cleanup(func() { close(hang) })
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		switch req.URL.Path {
+		case "/hang":
+			arrived <- struct{}{}
+			<-hang
+			return false
+		case "/ws":
+			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")
+			io.Copy(c, br)
+			return false
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	echo := echoServer(t, "tcp4", "127.0.0.1:0")
+	active := func() int {
+		r.p.mu.Lock()
+		defer r.p.mu.Unlock()
+		return r.p.active
+	}
+	var conns []net.Conn
+	for _, send := range []string{
+		fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\n\r\n", up.port),
+		fmt.Sprintf("GET http://allowed.test:%d/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: x\r\n\r\n", up.port),
+		fmt.Sprintf("CONNECT allowed.test:%d HTTP/1.1\r\n\r\n", echo),
+		"GET http://unlisted.test/ HTTP/1.1\r\nHost: x\r\n\r\n",
+	} {
+		c, err := net.Dial("tcp", r.http)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		io.WriteString(c, send)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := active(); n != 4 {
+		t.Errorf("%d connections counted; want 4", n)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	waitFor(t, func() bool { return active() == 0 })
+
+	c, err := net.Dial("tcp", r.http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://allowed.test:%d/hang HTTP/1.1\r\nHost: x\r\n\r\n", up.port)
+	select {
+	case <-arrived:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request did not reach the server")
+	}
+	done := make(chan struct{})
+	go func() { r.p.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hangs on a request waiting for its answer")
+	}
+	if n := active(); n != 0 {
+		t.Errorf("%d connections counted after Close", n)
+	}
+}

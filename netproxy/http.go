@@ -490,12 +490,25 @@ func originForm(target string) string {
 	if i < 0 {
 		return "/"
 	}
-	path := rest[i:]
-	if path[0] == '?' {
-		path = "/" + path
+	path, query, hasQuery := strings.Cut(rest[i:], "?")
+	var b strings.Builder
+	if path == "" {
+		b.WriteByte('/')
 	}
-	// a fragment is not part of a request-target
-	return strings.ReplaceAll(path, "#", "%23")
+	// as net/http sent it: non-ASCII bytes of the path escaped; and a
+	// fragment is not part of a request-target
+	for i := range len(path) {
+		if c := path[i]; c >= 0x80 || c == '#' {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	if hasQuery {
+		b.WriteByte('?')
+		b.WriteString(strings.ReplaceAll(query, "#", "%23"))
+	}
+	return b.String()
 }
 
 // responseHead is the status line and the end-to-end fields of resp, as

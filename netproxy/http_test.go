@@ -660,3 +660,19 @@ func TestHTTPAccounting(t *testing.T) {
 		t.Errorf("%d connections counted after Close", n)
 	}
 }
+
+func TestOriginForm(t *testing.T) {
+	for target, want := range map[string]string{
+		"http://a.test":               "/",
+		"http://a.test/":              "/",
+		"http://a.test?q=1":           "/?q=1",
+		"HTTP://a.test:8080/p/q?r#s":  "/p/q?r%23s",
+		"http://a.test/caf\xc3\xa9?x": "/caf%C3%A9?x",
+		"http://a.test//x#y":          "//x%23y",
+		"http://[::1]:80/a%2Fb":       "/a%2Fb",
+	} {
+		if got := originForm(target); got != want {
+			t.Errorf("originForm(%q) = %q; want %q", target, got, want)
+		}
+	}
+}

@@ -323,6 +323,7 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 			}
 			return cc.fail(req, bodyRead, d, err), false
 		}
+		retry = false // an answer came: the request is not sent again
 		if resp.status == 101 {
 			finish(handshakeTimeout)
 			want := req.upgrade()

@@ -47,12 +47,25 @@ type Request struct {
 	FS fs.FS
 }
 
-// The patterns are compiled when first used, not when cordon starts:
-// every cordon run and hook on Linux would pay for them.
 var (
-	tagPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`) })
-	ttyPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/dev/ttys[0-9]+$`) })
+	tagPattern = lazyRegexp{expr: `^[A-Za-z0-9._-]{1,64}$`}
+	ttyPattern = lazyRegexp{expr: `^/dev/ttys[0-9]+$`}
 )
+
+// lazyRegexp is a pattern compiled when first used, not when cordon
+// starts: every cordon run and hook on Linux would pay for it. A constant
+// expression and a zero sync.Once are data the linker lays out; a
+// sync.OnceValue variable is made by code when the package is initialised.
+type lazyRegexp struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
+}
 
 // Profile compiles the policy for one run into a Seatbelt profile for
 // sandbox-exec -p.
@@ -124,7 +137,7 @@ func newCompiler(p *policy.Policy, r Request, trustd bool) (*compiler, error) {
 // check refuses a request the profile could not express faithfully.
 func (c *compiler) check() error {
 	p, r := c.p, c.r
-	if !tagPattern().MatchString(r.Tag) {
+	if !tagPattern.get().MatchString(r.Tag) {
 		return fmt.Errorf("%w: run tag %q (want 1 to 64 letters, digits, '.', '_' or '-')", ErrInvalid, r.Tag)
 	}
 	dirs := [][2]string{{"workspace", p.Workspace}, {"working directory", r.Cwd}, {"home directory", c.home}}
@@ -151,7 +164,7 @@ func (c *compiler) check() error {
 			}
 		}
 	}
-	if r.TTY != "" && !ttyPattern().MatchString(r.TTY) {
+	if r.TTY != "" && !ttyPattern.get().MatchString(r.TTY) {
 		return fmt.Errorf("%w: terminal %q is not a /dev/ttysN device", ErrInvalid, r.TTY)
 	}
 	for _, port := range []int{r.HTTPProxyPort, r.SOCKSProxyPort} {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/idna"
 )
@@ -153,12 +154,24 @@ func parsePort(s string) (int, error) {
 // do: UTS 46 mapping (case, width, compatibility), no STD3 or hyphen checks,
 // which real names ("r3---sn-x.googlevideo.com", "_dmarc") would fail; the
 // characters of the result are checked by normalizeHost.
-var idnaProfile = idna.New(
-	idna.MapForLookup(),
-	idna.Transitional(false),
-	idna.StrictDomainName(false),
-	idna.CheckHyphens(false),
-	idna.BidiRule(),
+// It is made on first use, not when the package is initialised (see
+// deniedClasses).
+func idnaProfile() *idna.Profile {
+	idnaOnce.Do(func() {
+		idnaLookup = idna.New(
+			idna.MapForLookup(),
+			idna.Transitional(false),
+			idna.StrictDomainName(false),
+			idna.CheckHyphens(false),
+			idna.BidiRule(),
+		)
+	})
+	return idnaLookup
+}
+
+var (
+	idnaOnce   sync.Once
+	idnaLookup *idna.Profile
 )
 
 // normalizeHost returns the canonical form of a destination host: a lower
@@ -179,7 +192,7 @@ func normalizeHost(h string) (name string, addr netip.Addr, err error) {
 		return "", a.Unmap(), nil
 	}
 	if !isASCII(h) {
-		a, err := idnaProfile.ToASCII(h)
+		a, err := idnaProfile().ToASCII(h)
 		if err != nil {
 			return "", netip.Addr{}, fmt.Errorf("bad international name: %w", err)
 		}

@@ -182,6 +182,7 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 	rootless := os.Geteuid() != 0
 	// The init binds the host view itself (see bindHostView).
 	forLibcontainer, view := takeHostView(s)
+	forLibcontainer = withoutSeccomp(forLibcontainer)
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      o.ID,
 		Spec:            forLibcontainer,
@@ -195,6 +196,7 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 	config.ParentDeathSignal = int(unix.SIGKILL)
 	// cordon's init installs the profile, compiled once on the host (see
 	// spec.InitSeccompFD); libcontainer would compile it in every sandbox.
+	// (withoutSeccomp kept it out of the config already.)
 	config.Seccomp = nil
 	var program *os.File
 	if s.Linux != nil && s.Linux.Seccomp != nil {

@@ -164,7 +164,7 @@ func buildCordon(modRoot, out string) error {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	args := []string{"build", "-tags", "seccomp,runc_nocriu,netgo,osusergo", "-trimpath",
-		"-ldflags", "-linkmode external -extldflags -static", "-o", out}
+		"-ldflags", "-linkmode external -extldflags -static -funcalign=8", "-o", out}
 	// TODO: remove the overlay once seccomp.Compile lands in seccomp/.
 	if needOverlay(modRoot) {
 		args = append(args, "-overlay", overlayFile)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -268,12 +269,45 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		}
 		return cc.answer(req, 502, errUpstream, fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err))), false
 	}
+	// Once the request is sent whole, the client connection is read ahead
+	// while the answer is awaited and passed on: a client that goes away
+	// (end of stream, reset) closes the upstream connection and so ends
+	// the exchange, as net/http's server cancelled the request of a
+	// connection that closed. An upstream that does not answer must not
+	// hold the client's slot and two descriptors until it does. Bytes of
+	// a next request end the watch; stopWatch ends it with a deadline.
+	watched := make(chan struct{})
+	var watchMu sync.Mutex
+	answered := false // a client that leaves after its answer leaves uc to the pool
+	watch := func() {
+		defer close(watched)
+		if _, err := cc.br.Peek(1); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			watchMu.Lock()
+			if !answered {
+				uc.c.Close()
+			}
+			watchMu.Unlock()
+		}
+	}
+	stopped := false
+	stopWatch := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cc.c.SetReadDeadline(time.Unix(1, 0))
+		<-watched
+		cc.c.SetReadDeadline(time.Time{})
+	}
+	defer stopWatch()
 	// The body streams while the answer is read: a server may answer
 	// first (100 Continue, or a refusal).
 	var bodyDone chan error
 	var bodyErr error
 	bodyRead := req.body == bodyNone
-	if !bodyRead {
+	if bodyRead {
+		go watch()
+	} else {
 		bodyDone = make(chan error, 1)
 		go func() {
 			err := copyRequestBody(uc.c, cc, req)
@@ -283,6 +317,11 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 				uc.c.Close()
 			}
 			bodyDone <- err
+			if err != nil {
+				close(watched)
+				return
+			}
+			watch()
 		}()
 	}
 	// finish waits for the body's end, up to grace, then gives it up.
@@ -340,6 +379,7 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 			h = append(h, resp.header.get("Upgrade")...)
 			h = append(h, "\r\n\r\n"...)
 			if _, err := cc.c.Write(h); err == nil {
+				stopWatch()
 				p.upgraded(cc, uc)
 			}
 			return false, false
@@ -395,7 +435,11 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		rerr, werr := copyChunked(cc.c, uc.br, req.minor >= 1)
 		err = errors.Join(rerr, werr)
 	}
+	watchMu.Lock()
+	answered = true
+	watchMu.Unlock()
 	finish(bodyGrace)
+	stopWatch()
 	if err != nil {
 		// a truncated answer: the client sees the connection end
 		return false, false

@@ -685,3 +685,55 @@ func TestOriginForm(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPClientGone: a client that goes away while its answer is awaited
+// or passed on ends the exchange and the upstream connection, as net/http's
+// server cancelled the request of a connection that closed: an upstream
+// that does not answer must not hold the client's slot and two
+// descriptors until it does.
+func TestHTTPClientGone(t *testing.T) {
+	r := newE2E(t)
+	arrived, ended := make(chan string, 1), make(chan string, 1)
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		io.Copy(io.Discard, req.Body)
+		if req.URL.Path == "/cut" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc")
+		}
+		arrived <- req.URL.Path
+		br.ReadByte() // until the proxy closes the connection
+		ended <- req.URL.Path
+		return false
+	})
+	active := func() int {
+		r.p.mu.Lock()
+		defer r.p.mu.Unlock()
+		return r.p.active
+	}
+	for _, tc := range []struct{ name, send string }{
+		{"no answer", "GET http://allowed.test:%d/none HTTP/1.1\r\nHost: x\r\n\r\n"},
+		{"no answer to a body", "POST http://allowed.test:%d/body HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"},
+		{"no answer to a chunked body", "POST http://allowed.test:%d/chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"},
+		{"answer cut short", "GET http://allowed.test:%d/cut HTTP/1.1\r\nHost: x\r\n\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", r.http)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(c, tc.send, up.port)
+			var path string
+			select {
+			case path = <-arrived:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the request did not reach the server")
+			}
+			c.Close()
+			select {
+			case <-ended:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: the upstream connection stays after the client went away", path)
+			}
+			waitFor(t, func() bool { return active() == 0 })
+		})
+	}
+}

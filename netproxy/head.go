@@ -71,9 +71,22 @@ var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-A
 // are not hop-by-hop: not those above, not those Connection names, not
 // those in drop.
 func (h header) endToEnd(b []byte, drop ...string) []byte {
-	named := h.values("Connection")
+	// The names Connection lists are a set, in lower case: a head may
+	// list many and have many fields, and checking each field against
+	// each name would take minutes of CPU for one head of 1 MiB.
+	var named map[string]bool
+	for _, v := range h.values("Connection") {
+		for t := range strings.SplitSeq(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				if named == nil {
+					named = map[string]bool{}
+				}
+				named[strings.ToLower(t)] = true
+			}
+		}
+	}
 	for _, f := range h {
-		if isHop(f.name, named) || containsFold(drop, f.name) {
+		if containsFold(hopByHop, f.name) || containsFold(drop, f.name) || named != nil && named[strings.ToLower(f.name)] {
 			continue
 		}
 		b = append(b, f.name...)
@@ -82,20 +95,6 @@ func (h header) endToEnd(b []byte, drop ...string) []byte {
 		b = append(b, "\r\n"...)
 	}
 	return b
-}
-
-func isHop(name string, connection []string) bool {
-	if containsFold(hopByHop, name) {
-		return true
-	}
-	for _, v := range connection {
-		for t := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), name) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func containsFold(list []string, s string) bool {

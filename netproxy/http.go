@@ -279,11 +279,13 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 	watched := make(chan struct{})
 	var watchMu sync.Mutex
 	answered := false // a client that leaves after its answer leaves uc to the pool
+	gone := false     // the client left before: its request is not sent again
 	watch := func() {
 		defer close(watched)
 		if _, err := cc.br.Peek(1); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			watchMu.Lock()
 			if !answered {
+				gone = true
 				uc.c.Close()
 			}
 			watchMu.Unlock()
@@ -345,7 +347,12 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 	var resp *response
 	for {
 		if _, err := uc.br.Peek(1); err != nil && retry {
-			return false, true
+			watchMu.Lock()
+			again := !gone
+			watchMu.Unlock()
+			if again {
+				return false, true
+			}
 		}
 		var err error
 		resp, err = readResponseHead(uc.br, req.method)

@@ -785,3 +785,50 @@ func TestConnectionNamesMany(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPClientGoneNoRetry: a request on a pooled connection whose client
+// went away is not sent again on a new one.
+func TestHTTPClientGoneNoRetry(t *testing.T) {
+	r := newE2E(t)
+	var second atomic.Int32
+	arrived := make(chan struct{}, 2)
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		if req.URL.Path == "/second" {
+			second.Add(1)
+			arrived <- struct{}{}
+			br.ReadByte() // no answer, until the proxy closes the connection
+			return false
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	c, err := net.Dial("tcp", r.http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	fmt.Fprintf(c, "GET http://allowed.test:%d/first HTTP/1.1\r\nHost: x\r\n\r\n", up.port)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	waitFor(t, func() bool { r.p.pool.mu.Lock(); defer r.p.pool.mu.Unlock(); return r.p.pool.n == 1 })
+	fmt.Fprintf(c, "GET http://allowed.test:%d/second HTTP/1.1\r\nHost: x\r\n\r\n", up.port)
+	select {
+	case <-arrived:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request did not reach the server")
+	}
+	c.Close()
+	waitFor(t, func() bool { r.p.mu.Lock(); defer r.p.mu.Unlock(); return r.p.active == 0 })
+	select {
+	case <-arrived:
+	case <-time.After(500 * time.Millisecond):
+	}
+	if n := second.Load(); n != 1 {
+		t.Errorf("the server got the request %d times; want once", n)
+	}
+}

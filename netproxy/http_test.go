@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestReadRequestHead(t *testing.T) {
@@ -830,5 +832,73 @@ func TestHTTPClientGoneNoRetry(t *testing.T) {
 	}
 	if n := second.Load(); n != 1 {
 		t.Errorf("the server got the request %d times; want once", n)
+	}
+}
+
+// TestForwardedHead: what reaches the server of fields that could reframe
+// or redirect a request: Host and the framing are the proxy's own whatever
+// Connection or a trailer names, and a pipelined request for a refused
+// name behind an allowed one does not reach it.
+func TestForwardedHead(t *testing.T) {
+	r := newE2E(t)
+	heads := make(chan string, 4)
+	up := newRawUpstream(t, func(c net.Conn, br *bufio.Reader, req *http.Request, _ int) bool {
+		b, _ := io.ReadAll(req.Body)
+		var buf bytes.Buffer
+		req.Header.Write(&buf)
+		heads <- fmt.Sprintf("%s %s %s %q %v %q %v", req.Method, req.Host, req.RequestURI, b, req.TransferEncoding, buf.String(), req.Trailer)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return true
+	})
+	tgt := fmt.Sprintf("http://allowed.test:%d/p", up.port)
+	host := fmt.Sprintf("allowed.test:%d", up.port)
+	for _, tc := range []struct {
+		name, send string
+		statuses   string
+		upstream   []string
+	}{
+		{"Connection names the framing and Host", "POST " + tgt + " HTTP/1.1\r\nHost: unlisted.test\r\nConnection: Host, Content-Length, Transfer-Encoding, X-A\r\nX-A: 1\r\nX-B: 2\r\nContent-Length: 3\r\n\r\nabc",
+			"[200]", []string{`POST ` + host + ` /p "abc" [] "Content-Length: 3\r\nX-B: 2\r\n" map[]`}},
+		{"a trailer names Host and the framing", "POST " + tgt + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;a=b\r\nabc\r\n0\r\nHost: unlisted.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nX-T: 1\r\n\r\n",
+			"[200]", []string{`POST ` + host + ` /p "abc" [chunked] "" map[X-T:[1]]`}},
+		{"a refused request behind an allowed one", "GET " + tgt + " HTTP/1.1\r\nHost: x\r\n\r\nGET " + strings.Replace(tgt, "allowed", "unlisted", 1) + " HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			"[200 403]", []string{`GET ` + host + ` /p "" [] "" map[]`}},
+		{"a body that holds a request", "POST " + tgt + " HTTP/1.1\r\nHost: x\r\nContent-Length: 39\r\n\r\nGET / HTTP/1.1\r\nHost: unlisted.test\r\n\r\n",
+			"[200]", []string{`POST ` + host + ` /p "GET / HTTP/1.1\r\nHost: unlisted.test\r\n\r\n" [] "Content-Length: 39\r\n" map[]`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", r.http)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, tc.send)
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			var statuses []int
+			for range strings.Count(tc.statuses, " ") + 1 {
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				statuses = append(statuses, resp.StatusCode)
+			}
+			if got := fmt.Sprint(statuses); got != tc.statuses {
+				t.Errorf("answers %s; want %s", got, tc.statuses)
+			}
+			var got []string
+			for range tc.upstream {
+				got = append(got, <-heads)
+			}
+			select {
+			case h := <-heads:
+				got = append(got, h)
+			default:
+			}
+			if diff := cmp.Diff(tc.upstream, got); diff != "" {
+				t.Errorf("the server got (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

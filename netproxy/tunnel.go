@@ -205,31 +205,50 @@ func (r *reader) skipVec(size int) bool {
 // field, ports removed: a server may route by any of them. The first
 // request of HTTP/2 with prior knowledge counts too (its :authority and
 // host fields).
+//
+// The client sends its start as it likes, possibly a byte at a time, and
+// each pass looks only at what is new (the empty lines before the request,
+// the request line, the search for the head's end) or waits for a whole
+// HTTP/2 frame: a start of maxHello bytes trickled one by one costs linear
+// time, not the quadratic of scanning it all again at every byte.
 func httpHostNames(br *bufio.Reader) ([]string, error) {
 	preface := []byte(h2Preface)
+	var (
+		lead    int         // empty lines before the request line
+		line    lineScanner // the request line, as far as it came
+		scanned int         // head bytes searched for its end
+	)
 	for {
 		b, _ := br.Peek(br.Buffered())
-		head := bytes.TrimLeft(b, "\r\n")
+		need := len(b) + 1 // what the next pass needs
 		switch {
 		case len(b) >= len(preface) && bytes.HasPrefix(b, preface):
-			if names, done, err := h2HostNames(b[len(preface):]); done {
+			names, done, more, err := h2HostNames(b[len(preface):])
+			if done {
 				return names, err
 			}
+			need = len(preface) + more
 		case bytes.HasPrefix(preface, b):
 			// the start of the preface: read on
-		case !maybeRequestLine(head):
-			// Not HTTP after all (a protocol that starts like a method):
-			// nothing to check.
-			return nil, errNoName
 		default:
-			if end := headEnd(head); end >= 0 {
+			for lead < len(b) && (b[lead] == '\r' || b[lead] == '\n') {
+				lead++
+			}
+			head := b[lead:]
+			if !line.feed(head) {
+				// Not HTTP after all (a protocol that starts like a
+				// method): nothing to check.
+				return nil, errNoName
+			}
+			if end := headEnd(head, scanned); end >= 0 {
 				return requestNames(head[:end])
 			}
+			scanned = len(head)
 		}
-		if len(b) >= maxHello {
+		if len(b) >= maxHello || need > maxHello {
 			return nil, errors.New("request head too long")
 		}
-		if _, err := br.Peek(len(b) + 1); err != nil {
+		if _, err := br.Peek(need); err != nil {
 			return nil, err
 		}
 	}
@@ -250,49 +269,52 @@ const (
 
 // h2HostNames reads the frames after an HTTP/2 client preface up to the
 // first HEADERS (with its CONTINUATIONs) and returns its :authority and
-// host, ports removed; done is false when more bytes are needed. Frames
-// before it (SETTINGS, WINDOW_UPDATE, PRIORITY) are skipped.
-func h2HostNames(b []byte) (names []string, done bool, err error) {
+// host, ports removed; done is false when more bytes are needed, and need
+// is then how many (of b, a whole frame more). Frames before it (SETTINGS,
+// WINDOW_UPDATE, PRIORITY) are skipped.
+func h2HostNames(b []byte) (names []string, done bool, need int, err error) {
 	var block []byte
 	var stream uint32
+	off := 0 // of b, the frames read
 	for {
 		if len(b) < 9 {
-			return nil, false, nil
+			return nil, false, off + 9, nil
 		}
 		n := int(b[0])<<16 | int(b[1])<<8 | int(b[2])
 		typ, flags := b[3], b[4]
 		id := (uint32(b[5])<<24 | uint32(b[6])<<16 | uint32(b[7])<<8 | uint32(b[8])) & 0x7fffffff
 		if 9+n > maxHello {
-			return nil, true, errors.New("malformed HTTP/2 start: frame too long")
+			return nil, true, 0, errors.New("malformed HTTP/2 start: frame too long")
 		}
 		if len(b) < 9+n {
-			return nil, false, nil
+			return nil, false, off + 9 + n, nil
 		}
 		payload := b[9 : 9+n]
 		b = b[9+n:]
+		off += 9 + n
 		switch {
 		case block != nil:
 			// a header block continues on its stream, and nothing else
 			// comes between (RFC 9113 6.10)
 			if typ != h2Continuation || id != stream {
-				return nil, true, errors.New("malformed HTTP/2 start: a header block without its CONTINUATION")
+				return nil, true, 0, errors.New("malformed HTTP/2 start: a header block without its CONTINUATION")
 			}
 			block = append(block, payload...)
 		case typ == h2Continuation:
-			return nil, true, errors.New("malformed HTTP/2 start: CONTINUATION without HEADERS")
+			return nil, true, 0, errors.New("malformed HTTP/2 start: CONTINUATION without HEADERS")
 		case typ == h2Headers:
 			if id == 0 {
-				return nil, true, errors.New("malformed HTTP/2 start: HEADERS on stream 0")
+				return nil, true, 0, errors.New("malformed HTTP/2 start: HEADERS on stream 0")
 			}
 			if flags&h2Padded != 0 {
 				if len(payload) < 1 || int(payload[0]) > len(payload)-1 {
-					return nil, true, errors.New("malformed HTTP/2 start: bad padding")
+					return nil, true, 0, errors.New("malformed HTTP/2 start: bad padding")
 				}
 				payload = payload[1 : len(payload)-int(payload[0])]
 			}
 			if flags&h2Priority != 0 {
 				if len(payload) < 5 {
-					return nil, true, errors.New("malformed HTTP/2 start: short priority")
+					return nil, true, 0, errors.New("malformed HTTP/2 start: short priority")
 				}
 				payload = payload[5:]
 			}
@@ -305,7 +327,7 @@ func h2HostNames(b []byte) (names []string, done bool, err error) {
 			continue
 		}
 		names, err := h2Authorities(block)
-		return names, true, err
+		return names, true, 0, err
 	}
 }
 
@@ -350,45 +372,67 @@ func withoutPort(h string) string {
 	return h
 }
 
-// maybeRequestLine reports whether b starts with an HTTP/1 request line
+// lineScanner checks that a head starts with an HTTP/1 request line
 // (method SP request-target SP HTTP/1.x, CRLF or LF), or with the start of
-// one cut short.
-func maybeRequestLine(b []byte) bool {
+// one cut short, looking at each byte once however the head grows.
+type lineScanner struct {
+	pos     int // bytes of the head checked
+	part, n int // method, target, version; bytes read of it
+	done    bool
+}
+
+// feed checks what head holds past what was checked before (head grows
+// between calls, the bytes already checked unchanged) and reports whether
+// it can still be, or is, a request line.
+func (l *lineScanner) feed(head []byte) bool {
 	const version = "HTTP/1."
-	part, n := 0, 0 // method, target, version; bytes read of it
-	for _, c := range b {
+	for ; !l.done && l.pos < len(head); l.pos++ {
+		c := head[l.pos]
 		ok := false
-		switch part {
+		switch l.part {
 		case 0, 1:
-			if c == ' ' && n > 0 {
-				part, n = part+1, 0
+			if c == ' ' && l.n > 0 {
+				l.part, l.n = l.part+1, 0
 				continue
 			}
-			ok = part == 0 && isTokenChar(c) || part == 1 && c > ' ' && c != 0x7f
+			ok = l.part == 0 && isTokenChar(c) || l.part == 1 && c > ' ' && c != 0x7f
 		default:
 			switch {
-			case n < len(version):
-				ok = c == version[n]
-			case n == len(version):
+			case l.n < len(version):
+				ok = c == version[l.n]
+			case l.n == len(version):
 				ok = '0' <= c && c <= '9'
 			case c == '\n':
+				l.done = true
 				return true
 			default:
-				ok = c == '\r' && n == len(version)+1
+				ok = c == '\r' && l.n == len(version)+1
 			}
 		}
 		if !ok {
 			return false
 		}
-		n++
+		l.n++
 	}
 	return true
 }
 
+// maybeRequestLine reports whether b starts with an HTTP/1 request line,
+// or with the start of one cut short.
+func maybeRequestLine(b []byte) bool {
+	var l lineScanner
+	return l.feed(b)
+}
+
 // headEnd returns the length of the request head at the start of b, up to
 // and including the empty line that ends it (CRLF or a bare LF), or -1.
-func headEnd(b []byte) int {
-	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+// The search starts near from: b's first from bytes were searched before,
+// when b was that long (a line end in them was looked at with the two
+// bytes after it, unless they had not come yet).
+func headEnd(b []byte, from int) int {
+	from = max(0, from-2)
+	for i := bytes.IndexByte(b[from:], '\n'); i >= 0; {
+		i += from
 		rest := b[i+1:]
 		switch {
 		case bytes.HasPrefix(rest, []byte("\n")):
@@ -396,11 +440,8 @@ func headEnd(b []byte) int {
 		case bytes.HasPrefix(rest, []byte("\r\n")):
 			return i + 3
 		}
-		j := bytes.IndexByte(rest, '\n')
-		if j < 0 {
-			return -1
-		}
-		i += 1 + j
+		from = i + 1
+		i = bytes.IndexByte(b[from:], '\n')
 	}
 	return -1
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -83,18 +84,71 @@ func TestTunnelName(t *testing.T) {
 		{"a method, then binary", []byte("GET \x00\x01"), "", "http", errNoName},
 		{"a cut ClientHello", hello[:40], "", "tls", io.EOF},
 		{"garbage after a handshake header", []byte{0x16, 3, 1, 0, 4, 9, 0, 0, 0}, "", "tls", errors.New("not a ClientHello")},
+		{"a long request line", []byte("GET /" + strings.Repeat("a", 30000) + " HTTP/1.1\r\nHost: a.test\r\n\r\n"), "a.test", "http", nil},
+		{"many fields", []byte("GET / HTTP/1.1\r\n" + strings.Repeat("X: y\r\n", 5000) + "Host: a.test\r\n\r\n"), "a.test", "http", nil},
+		{"many empty lines first", []byte(strings.Repeat("\r\n", 10000) + "GET / HTTP/1.1\r\nHost: a.test\r\n\n"), "a.test", "http", nil},
+		{"HTTP/2, many frames before HEADERS", h2cSettings(t, 2000, "other.test"), "other.test", "http", nil},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			br := bufio.NewReaderSize(bytes.NewReader(tc.in), maxHello+tlsRecordMax)
-			names, proto, err := tunnelName(br)
-			name := strings.Join(names, " ")
-			if name != tc.want || proto != tc.proto || (err == nil) != (tc.wantError == nil) ||
-				errors.Is(tc.wantError, errNoName) && !errors.Is(err, errNoName) {
-				t.Errorf("got %q %q %v, want %q %q %v", name, proto, err, tc.want, tc.proto, tc.wantError)
-			}
-			// Nothing is consumed: the server gets every byte.
-			if rest, _ := io.ReadAll(br); !bytes.Equal(rest, tc.in) {
-				t.Errorf("the bytes read were consumed")
+		// all at once, and as a client may send it, a byte at a time (the
+		// reader must not wait for a byte more than the start holds)
+		for _, trickle := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/trickled=%v", tc.name, trickle), func(t *testing.T) {
+				var r io.Reader = bytes.NewReader(tc.in)
+				if trickle {
+					r = iotest.OneByteReader(r)
+				}
+				br := bufio.NewReaderSize(r, maxHello+tlsRecordMax)
+				names, proto, err := tunnelName(br)
+				name := strings.Join(names, " ")
+				if name != tc.want || proto != tc.proto || (err == nil) != (tc.wantError == nil) ||
+					errors.Is(tc.wantError, errNoName) && !errors.Is(err, errNoName) {
+					t.Errorf("got %q %q %v, want %q %q %v", name, proto, err, tc.want, tc.proto, tc.wantError)
+				}
+				// Nothing is consumed: the server gets every byte.
+				if rest, _ := io.ReadAll(br); !bytes.Equal(rest, tc.in) {
+					t.Errorf("the bytes read were consumed")
+				}
+			})
+		}
+	}
+}
+
+// h2cSettings is an HTTP/2 start with n SETTINGS frames before the
+// request's HEADERS.
+func h2cSettings(t testing.TB, n int, authority string) []byte {
+	t.Helper()
+	req := h2cRequest(t, authority)
+	var b bytes.Buffer
+	b.WriteString(h2Preface)
+	fr := http2.NewFramer(&b, nil)
+	for range n {
+		if err := fr.WriteSettings(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Write(req[len(h2Preface):])
+	return b.Bytes()
+}
+
+// BenchmarkTunnelNameTrickled reads the names of starts of about 60 KiB
+// that come a byte at a time: what a pass of the reader looks at must be
+// the new bytes, or the time grows with the square of the length (0.6-0.9 s
+// a start before 2026-11-25 22:40).
+func BenchmarkTunnelNameTrickled(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"request head", []byte("GET / HTTP/1.1\r\n" + strings.Repeat("X: y\r\n", 10000) + "Host: a.test\r\n\r\n")},
+		{"request line", []byte("GET /" + strings.Repeat("a", 60000) + " HTTP/1.1\r\nHost: a.test\r\n\r\n")},
+		{"HTTP/2 frames", h2cSettings(b, 6500, "a.test")},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				br := bufio.NewReaderSize(iotest.OneByteReader(bytes.NewReader(tc.in)), maxHello+tlsRecordMax)
+				if _, _, err := tunnelName(br); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -417,13 +417,6 @@ func (l *lineScanner) feed(head []byte) bool {
 	return true
 }
 
-// maybeRequestLine reports whether b starts with an HTTP/1 request line,
-// or with the start of one cut short.
-func maybeRequestLine(b []byte) bool {
-	var l lineScanner
-	return l.feed(b)
-}
-
 // headEnd returns the length of the request head at the start of b, up to
 // and including the empty line that ends it (CRLF or a bare LF), or -1.
 // The search starts near from: b's first from bytes were searched before,

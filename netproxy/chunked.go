@@ -102,20 +102,16 @@ func (r *chunkedReader) size() (int64, error) {
 	if !validValue(ext) {
 		return 0, badHead("malformed chunk extension")
 	}
-	if digits == "" || len(digits) > 16 {
-		return 0, badHead("malformed chunk size")
-	}
-	for i := range len(digits) {
-		c := digits[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return 0, badHead("malformed chunk size")
-		}
-	}
-	n, err := strconv.ParseInt(digits, 16, 64)
-	if err != nil {
+	// hex digits only: strconv.ParseUint takes no sign, prefix or "_" in
+	// base 16
+	n, err := strconv.ParseUint(digits, 16, 63)
+	if errors.Is(err, strconv.ErrRange) {
 		return 0, badHead("chunk size out of range")
 	}
-	return n, nil
+	if err != nil {
+		return 0, badHead("malformed chunk size")
+	}
+	return int64(n), nil
 }
 
 // copyChunked decodes a chunked body from src and writes it to dst,

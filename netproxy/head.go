@@ -92,7 +92,7 @@ func (h header) endToEnd(b []byte, drop ...string) []byte {
 		}
 	}
 	for _, f := range h {
-		if containsFold(hopByHop, f.name) || containsFold(drop, f.name) || named != nil && named[strings.ToLower(f.name)] {
+		if containsFold(hopByHop, f.name) || containsFold(drop, f.name) || named[strings.ToLower(f.name)] {
 			continue
 		}
 		b = append(b, f.name...)
@@ -298,9 +298,10 @@ func readRequestHead(br *bufio.Reader) (*request, error) {
 		return nil, badHead("malformed request line %q", printable(line))
 	}
 	req := &request{method: method, target: target}
+	minor, ok := http1Minor(version)
 	switch {
-	case len(version) == 8 && strings.HasPrefix(version, "HTTP/1.") && '0' <= version[7] && version[7] <= '9':
-		req.minor = int(version[7] - '0')
+	case ok:
+		req.minor = minor
 	case version == "HTTP/2.0" && method == "PRI" && target == "*":
 		// HTTP/2 with prior knowledge: refused as not a proxy request
 		req.minor = 1
@@ -384,21 +385,21 @@ func framing(h header, minor int, isRequest bool) (bodyKind, int64, error) {
 }
 
 // parseLength parses a Content-Length: decimal digits only (no sign, no
-// space, no list).
+// space, no list: strconv.ParseUint takes none of them in base 10).
 func parseLength(s string) (int64, error) {
-	if s == "" || len(s) > 18 {
-		return 0, badHead("invalid Content-Length %q", printable(s))
-	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, badHead("invalid Content-Length %q", printable(s))
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := strconv.ParseUint(s, 10, 63)
 	if err != nil {
 		return 0, badHead("invalid Content-Length %q", printable(s))
 	}
-	return n, nil
+	return int64(n), nil
+}
+
+// http1Minor returns x of an "HTTP/1.x" version.
+func http1Minor(version string) (int, bool) {
+	if len(version) != 8 || !strings.HasPrefix(version, "HTTP/1.") || version[7] < '0' || version[7] > '9' {
+		return 0, false
+	}
+	return int(version[7] - '0'), true
 }
 
 // response is a parsed response head.
@@ -430,12 +431,12 @@ func parseResponse(br *bufio.Reader, method string) (*response, error) {
 	}
 	version, rest, _ := strings.Cut(line, " ")
 	code, reason, _ := strings.Cut(rest, " ")
-	if len(version) != 8 || !strings.HasPrefix(version, "HTTP/1.") || version[7] < '0' || version[7] > '9' ||
-		len(code) != 3 || code[0] < '1' || code[0] > '9' || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' ||
+	minor, ok := http1Minor(version)
+	if !ok || len(code) != 3 || code[0] < '1' || code[0] > '9' || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' ||
 		!validValue(reason) {
 		return nil, badHead("malformed status line %q", printable(line))
 	}
-	resp := &response{minor: int(version[7] - '0'), reason: reason}
+	resp := &response{minor: minor, reason: reason}
 	resp.status, _ = strconv.Atoi(code)
 	if resp.header, err = lr.fields(); err != nil {
 		return nil, err

@@ -164,8 +164,7 @@ func (cc *clientConn) answer(req *request, status int, xerr, body string) bool {
 // whether the request's body was read to its end (or there was none).
 func (cc *clientConn) fail(req *request, bodyRead bool, d Decision, err error) bool {
 	keep := bodyRead && req.keepAlive()
-	msg := fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err))
-	if _, err := cc.c.Write(errorResponse(502, errUpstream, msg, !keep)); err != nil {
+	if _, err := cc.c.Write(errorResponse(502, errUpstream, upstreamFailure(d, err), !keep)); err != nil {
 		return false
 	}
 	cc.linger = !bodyRead
@@ -192,6 +191,12 @@ func (p *Proxy) connect(cc *clientConn, req *request, d Decision) bool {
 	}
 	p.relay(cc.c, upstream, head, &d)
 	return false
+}
+
+// upstreamFailure is the body of a 502 for a destination that could not
+// be reached or did not answer.
+func upstreamFailure(d Decision, err error) string {
+	return fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err))
 }
 
 // dialError drops the address from a dial error: the client learns that
@@ -227,7 +232,7 @@ func (p *Proxy) forward(cc *clientConn, req *request, d Decision) bool {
 		if uc == nil {
 			var err error
 			if uc, err = p.dialUpstream(d); err != nil {
-				return cc.answer(req, 502, errUpstream, fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err)))
+				return cc.answer(req, 502, errUpstream, upstreamFailure(d, err))
 			}
 		}
 		keep, again := p.exchange(cc, req, d, uc, head, retry && uc.reused)
@@ -267,7 +272,7 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		if retry {
 			return false, true
 		}
-		return cc.answer(req, 502, errUpstream, fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err))), false
+		return cc.answer(req, 502, errUpstream, upstreamFailure(d, err)), false
 	}
 	// Once the request is sent whole, the client connection is read ahead
 	// while the answer is awaited and passed on: a client that goes away
@@ -464,17 +469,11 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 // upgraded relays a connection that switched protocols (101) both ways
 // until both ends are done.
 func (p *Proxy) upgraded(cc *clientConn, uc *upConn) {
-	if n := cc.br.Buffered(); n > 0 {
-		b, _ := cc.br.Peek(n)
-		if _, err := uc.c.Write(b); err != nil {
-			return
-		}
+	if _, err := writeBuffered(uc.c, cc.br, -1); err != nil {
+		return
 	}
-	if n := uc.br.Buffered(); n > 0 {
-		b, _ := uc.br.Peek(n)
-		if _, err := cc.c.Write(b); err != nil {
-			return
-		}
+	if _, err := writeBuffered(cc.c, uc.br, -1); err != nil {
+		return
 	}
 	p.relay(cc.c, uc.c, nil, nil)
 }
@@ -576,18 +575,12 @@ func responseHead(resp *response) []byte {
 // io.Copy splices in the kernel; otherwise the bytes go through a
 // 256 KiB buffer.
 func copyBody(dst, src net.Conn, br *bufio.Reader, n int64) error {
-	if k := br.Buffered(); k > 0 {
-		if n >= 0 {
-			k = int(min(int64(k), n))
-		}
-		b, _ := br.Peek(k)
-		if _, err := dst.Write(b); err != nil {
-			return err
-		}
-		br.Discard(k)
-		if n >= 0 {
-			n -= int64(k)
-		}
+	k, err := writeBuffered(dst, br, n)
+	if err != nil {
+		return err
+	}
+	if n >= 0 {
+		n -= int64(k)
 	}
 	if n == 0 {
 		return nil
@@ -598,7 +591,6 @@ func copyBody(dst, src net.Conn, br *bufio.Reader, n int64) error {
 		r = &io.LimitedReader{R: src, N: n}
 	}
 	var copied int64
-	var err error
 	_, tcpDst := dst.(*net.TCPConn)
 	_, tcpSrc := src.(*net.TCPConn)
 	if tcpDst && tcpSrc {

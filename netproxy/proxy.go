@@ -368,7 +368,7 @@ func (p *Proxy) relay(client, upstream net.Conn, head []byte, d *Decision) {
 				return
 			}
 			// What was read, then what is left of head, in order.
-			if writeBuffered(upstream, br) != nil {
+			if _, err := writeBuffered(upstream, br, -1); err != nil {
 				client.Close()
 				upstream.Close()
 				return
@@ -401,14 +401,19 @@ func copyHalf(dst, src net.Conn) {
 	}
 }
 
-// writeBuffered writes what a bufio.Reader read ahead of the client's
-// request to the upstream connection.
-func writeBuffered(dst net.Conn, br *bufio.Reader) error {
-	n := br.Buffered()
-	if n == 0 {
-		return nil
+// writeBuffered writes to dst the bytes br holds already, at most n of
+// them when n >= 0, and drops them from br.
+func writeBuffered(dst io.Writer, br *bufio.Reader, n int64) (int, error) {
+	k := br.Buffered()
+	if n >= 0 {
+		k = int(min(int64(k), n))
 	}
-	b, _ := br.Peek(n)
-	_, err := dst.Write(b)
-	return err
+	if k == 0 {
+		return 0, nil
+	}
+	b, _ := br.Peek(k)
+	if _, err := dst.Write(b); err != nil {
+		return 0, err
+	}
+	return br.Discard(k)
 }

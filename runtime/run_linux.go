@@ -180,7 +180,9 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 		o.ID = NewID()
 	}
 	rootless := os.Geteuid() != 0
-	// The init binds the host view itself (see bindHostView).
+	// The init binds the host view itself (see bindHostView), and cordon's
+	// init installs the seccomp profile, compiled once on the host (see
+	// spec.InitSeccompFD): libcontainer would compile it in every sandbox.
 	forLibcontainer, view := takeHostView(s)
 	forLibcontainer = withoutSeccomp(forLibcontainer)
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
@@ -194,10 +196,6 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 	}
 	// If cordon dies while libcontainer's setup process runs, so does it.
 	config.ParentDeathSignal = int(unix.SIGKILL)
-	// cordon's init installs the profile, compiled once on the host (see
-	// spec.InitSeccompFD); libcontainer would compile it in every sandbox.
-	// (withoutSeccomp kept it out of the config already.)
-	config.Seccomp = nil
 	var program *os.File
 	if s.Linux != nil && s.Linux.Seccomp != nil {
 		if program, err = seccompProgram(o.Root, s.Linux.Seccomp); err != nil {

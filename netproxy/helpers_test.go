@@ -174,3 +174,15 @@ func readAllTimeout(t *testing.T, c net.Conn) string {
 	}
 	return string(b)
 }
+
+// dialProxy connects to the proxy's port addr; the connection is closed
+// when the test ends.
+func dialProxy(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

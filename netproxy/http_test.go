@@ -340,10 +340,7 @@ func TestForwardKeepsClient(t *testing.T) {
 	}{
 		{"/", "1.1", true}, {"/close", "1.1", false}, {"/", "1.0", false},
 	} {
-		c, err := net.Dial("tcp", r.http)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dialProxy(t, r.http)
 		fmt.Fprintf(c, "GET http://allowed.test:%d%s HTTP/%s\r\nHost: x\r\n\r\n", up.port, tc.path, tc.version)
 		c.SetReadDeadline(time.Now().Add(2 * time.Second))
 		br := bufio.NewReader(c)
@@ -373,11 +370,7 @@ func TestUpgrade(t *testing.T) {
 		io.Copy(c, br)
 		return false
 	})
-	c, err := net.Dial("tcp", r.http)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialProxy(t, r.http)
 	fmt.Fprintf(c, "GET http://allowed.test:%d/ws HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Upgrade\r\nUpgrade: echo\r\n\r\nearly;", up.port)
 	br := bufio.NewReader(c)
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -482,19 +475,17 @@ func TestPool(t *testing.T) {
 	// The proxy pools the upstream connection once the answer is passed
 	// on, which can be just after the client has read it.
 	var keys string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	if !eventually(func() bool {
 		r.p.pool.mu.Lock()
+		defer r.p.pool.mu.Unlock()
 		keys = fmt.Sprint(len(r.p.pool.idle), len(r.p.pool.idle[fmt.Sprintf("allowed.test:%d", up.port)]), len(r.p.pool.idle[fmt.Sprintf("a.wild.test:%d", up.port)]))
-		if keys == "2 1 1" || time.Now().After(deadline) {
-			r.p.pool.timeout = 200 * time.Millisecond
-			r.p.pool.mu.Unlock()
-			break
-		}
-		r.p.pool.mu.Unlock()
-	}
-	if keys != "2 1 1" {
+		return keys == "2 1 1"
+	}) {
 		t.Errorf("idle destinations, allowed.test's and a.wild.test's: %s; want 2 1 1", keys)
 	}
+	r.p.pool.mu.Lock()
+	r.p.pool.timeout = 200 * time.Millisecond
+	r.p.pool.mu.Unlock()
 	// idle too long: closed (the two pooled before were given 90 s)
 	get("127.0.0.1")
 	waitFor(t, func() bool {
@@ -508,13 +499,21 @@ func TestPool(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
+	if !eventually(cond) {
+		t.Fatal("timed out")
+	}
+}
+
+// eventually reports whether cond holds within 5 s.
+func eventually(cond func() bool) bool {
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("timed out")
+			return false
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return true
 }
 
 // TestPoolRetry: a pooled connection that the server closes instead of
@@ -529,11 +528,7 @@ func TestPoolRetry(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		return true
 	})
-	c, err := net.Dial("tcp", r.http)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialProxy(t, r.http)
 	br := bufio.NewReader(c)
 	var got []int
 	for _, req := range []string{
@@ -632,10 +627,7 @@ func TestHTTPAccounting(t *testing.T) {
 		fmt.Sprintf("CONNECT allowed.test:%d HTTP/1.1\r\n\r\n", echo),
 		"GET http://unlisted.test/ HTTP/1.1\r\nHost: x\r\n\r\n",
 	} {
-		c, err := net.Dial("tcp", r.http)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dialProxy(t, r.http)
 		conns = append(conns, c)
 		io.WriteString(c, send)
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -651,11 +643,7 @@ func TestHTTPAccounting(t *testing.T) {
 	}
 	waitFor(t, func() bool { return active() == 0 })
 
-	c, err := net.Dial("tcp", r.http)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialProxy(t, r.http)
 	fmt.Fprintf(c, "GET http://allowed.test:%d/hang HTTP/1.1\r\nHost: x\r\n\r\n", up.port)
 	select {
 	case <-arrived:
@@ -720,10 +708,7 @@ func TestHTTPClientGone(t *testing.T) {
 		{"answer cut short", "GET http://allowed.test:%d/cut HTTP/1.1\r\nHost: x\r\n\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", r.http)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := dialProxy(t, r.http)
 			fmt.Fprintf(c, tc.send, up.port)
 			var path string
 			select {
@@ -772,11 +757,7 @@ func TestConnectionNamesMany(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got.Store("")
-			c, err := net.Dial("tcp", r.http)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialProxy(t, r.http)
 			fmt.Fprintf(c, tc.send, up.port)
 			c.SetReadDeadline(time.Now().Add(3 * time.Second))
 			br := bufio.NewReader(c)
@@ -808,11 +789,7 @@ func TestHTTPClientGoneNoRetry(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		return true
 	})
-	c, err := net.Dial("tcp", r.http)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialProxy(t, r.http)
 	br := bufio.NewReader(c)
 	fmt.Fprintf(c, "GET http://allowed.test:%d/first HTTP/1.1\r\nHost: x\r\n\r\n", up.port)
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -871,11 +848,7 @@ func TestForwardedHead(t *testing.T) {
 			"[200]", []string{`POST ` + host + ` /p "GET / HTTP/1.1\r\nHost: unlisted.test\r\n\r\n" [] "Content-Length: 39\r\n" map[]`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", r.http)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialProxy(t, r.http)
 			io.WriteString(c, tc.send)
 			c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			br := bufio.NewReader(c)

@@ -198,11 +198,7 @@ func TestHopByHop(t *testing.T) {
 		w.Header().Set("X-Seen-Host", r.Host)
 		io.WriteString(w, "ok")
 	})
-	conn, err := net.Dial("tcp", r.http)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialProxy(t, r.http)
 	fmt.Fprintf(conn, "GET http://allowed.test:%d/x HTTP/1.1\r\nHost: evil.test\r\nConnection: X-Hop, keep-alive\r\n"+
 		"X-Hop: 1\r\nProxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\nKeep-Alive: 300\r\n"+
 		"X-End: 1\r\n\r\n", up.port)
@@ -342,10 +338,7 @@ func (c *holdConn) Close() error {
 func TestHTTPNotProxyRequests(t *testing.T) {
 	r := newE2E(t)
 	for _, line := range []string{"GET / HTTP/1.1", "GET https://allowed.test/ HTTP/1.1", "CONNECT allowed.test HTTP/1.1"} {
-		conn, err := net.Dial("tcp", r.http)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialProxy(t, r.http)
 		fmt.Fprintf(conn, "%s\r\nHost: allowed.test\r\n\r\n", line)
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		conn.Close()
@@ -369,11 +362,7 @@ func TestUpstreamDown(t *testing.T) {
 	if resp.StatusCode != 502 || resp.Header.Get("X-Proxy-Error") != errUpstream {
 		t.Errorf("%s %q", resp.Status, resp.Header.Get("X-Proxy-Error"))
 	}
-	conn, err := net.Dial("tcp", r.http)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialProxy(t, r.http)
 	fmt.Fprintf(conn, "CONNECT allowed.test:%d HTTP/1.1\r\n\r\n", port)
 	resp, err = http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: "CONNECT"})
 	if err != nil {
@@ -565,10 +554,7 @@ func TestSOCKS5Refusals(t *testing.T) {
 		{"refused", append([]byte{5, 1, 0, 5, 1, 0, 3, 13}, "unlisted.test\x00\x50"...), []byte{5, 0, 5, 2, 0, 1, 0, 0, 0, 0, 0, 0}},
 		{"bad atyp", []byte{5, 1, 0, 5, 1, 0, 9, 0, 0}, []byte{5, 0, 5, 8, 0, 1, 0, 0, 0, 0, 0, 0}},
 	} {
-		conn, err := net.Dial("tcp", r.socks)
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := dialProxy(t, r.socks)
 		conn.Write(tc.send)
 		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 		got := make([]byte, len(tc.want))
@@ -733,10 +719,7 @@ func TestConnLimit(t *testing.T) {
 			held = append(held, c)
 			continue
 		}
-		c, err := net.Dial("tcp", r.http)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dialProxy(t, r.http)
 		held = append(held, c)
 		switch i % 4 {
 		case 1:
@@ -791,11 +774,7 @@ func TestKeepAliveOtherHosts(t *testing.T) {
 		v, _ := hosts.LoadOrStore(req.RemoteAddr, &[]string{})
 		*v.(*[]string) = append(*v.(*[]string), req.Host)
 	})
-	c, err := net.Dial("tcp", r.http)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialProxy(t, r.http)
 	br := bufio.NewReader(c)
 	var got []int
 	for _, host := range []string{"allowed.test", "unlisted.test", "a.wild.test", "denied.test", "allowed.test", "a.wild.test"} {

@@ -304,7 +304,7 @@ func unnamedFile(dir string) (f *os.File, link func(name string) error, drop fun
 			return nil
 		}, func() {}, nil
 	}
-	if f, err = os.CreateTemp(dir, ".tmp-lock-*"); err != nil {
+	if f, err = os.CreateTemp(dir, ".tmp-*"); err != nil {
 		return nil, nil, nil, err
 	}
 	return f, func(name string) error { return os.Link(f.Name(), name) }, func() { os.Remove(f.Name()) }, nil

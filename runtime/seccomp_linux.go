@@ -13,7 +13,6 @@ import (
 	"strconv"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 
 	"cordon.dev/cordon/seccomp"
 )
@@ -42,54 +41,23 @@ func seccompProgram(root string, p *specs.LinuxSeccomp) (*os.File, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("seccomp cache: %w", err)
 	}
-	if err := writeNew(dir, path, data); err == nil || !errors.Is(err, errors.ErrUnsupported) {
-		if err != nil {
-			return nil, fmt.Errorf("seccomp cache: %w", err)
-		}
-		return os.Open(path)
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	// Written whole before it has a name, so that a cordon killed half
+	// way leaves no partial program behind (see unnamedFile).
+	f, link, drop, err := unnamedFile(dir)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp cache: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	defer drop()
+	defer f.Close() // after link: an unnamed file is linked by its descriptor
+	if _, err := f.Write(data); err != nil {
 		return nil, fmt.Errorf("seccomp cache: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("seccomp cache: %w", err)
-	}
-	// Concurrent runs race to the same content; the last rename wins.
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	// Concurrent runs race to the same content: a name that exists holds
+	// it already.
+	if err := link(path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("seccomp cache: %w", err)
 	}
 	return os.Open(path)
-}
-
-// writeNew writes data to path in dir, all at once or not at all: an
-// unnamed file (O_TMPFILE) is written, then linked at path, so that a
-// cordon killed half way leaves nothing behind. A path that exists
-// already holds the same data (it is named by its content). Without
-// O_TMPFILE on dir's file system the error wraps errors.ErrUnsupported.
-func writeNew(dir, path string, data []byte) error {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
-		return fmt.Errorf("%s: %w", dir, errors.ErrUnsupported)
-	}
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(fd), "seccomp program")
-	defer f.Close()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
-	if err != nil && !errors.Is(err, unix.EEXIST) {
-		return err
-	}
-	return nil
 }
 
 // programKey names a compiled profile: the profile itself and the binary

@@ -37,6 +37,9 @@ func TestExitStatus(t *testing.T) {
 		{name: "path not found", args: []string{"./no-such-file-x7"}, want: 127, stderrHas: "no-such-file-x7"},
 		{name: "not executable", args: []string{"./not-executable.sh"}, want: 126, stderrHas: "not-executable.sh"},
 		{name: "a directory", args: []string{"./adir"}, want: 126, stderrHas: "adir"},
+		// as execvp(3) and shells do: a script without "#!" runs under /bin/sh
+		{name: "script without #!", args: []string{"./no-shebang", "3"}, want: 3},
+		{name: "binary of no known format", args: []string{"./not-elf"}, want: 126, stderrHas: "not-elf"},
 		{name: "no command", noDashes: true, want: 125, cordonFailed: true},
 		{name: "no command after --", args: []string{}, want: 125, cordonFailed: true},
 		{name: "unknown flag", flags: []string{"--no-such-flag"}, args: []string{"touch", "ran.txt"}, want: 125, cordonFailed: true, stderrHas: "no-such-flag"},
@@ -51,6 +54,8 @@ func TestExitStatus(t *testing.T) {
 				b := newBox(t, c)
 				must(t, os.WriteFile(filepath.Join(b.ws, "not-executable.sh"), []byte("#!/bin/sh\necho ran\n"), 0o644))
 				must(t, os.Mkdir(filepath.Join(b.ws, "adir"), 0o755))
+				must(t, os.WriteFile(filepath.Join(b.ws, "no-shebang"), []byte("exit $1\n"), 0o755))
+				must(t, os.WriteFile(filepath.Join(b.ws, "not-elf"), []byte("\x7fELF\x02\x01\x01\x00\x00\x00"), 0o755))
 				b.chown()
 				sub := func(s []string) []string {
 					out := make([]string, len(s))

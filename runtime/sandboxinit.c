@@ -273,6 +273,55 @@ static const char *getenv_from(char **envp, const char *name)
 }
 
 /*
+ * binary_file reports whether file looks like a binary, as bash judges it
+ * before it runs a file the kernel would not: a NUL among its first 80
+ * bytes, before any newline.
+ */
+static int binary_file(const char *file)
+{
+	char b[80];
+	ssize_t n;
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	n = read(fd, b, sizeof(b));
+	close(fd);
+	for (ssize_t i = 0; i < n && b[i] != '\n'; i++)
+		if (b[i] == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * exec_file executes file. A file the kernel does not know how to run
+ * (ENOEXEC: a script without a "#!" line) runs under /bin/sh, as execvp(3)
+ * and every shell run it, unless it looks like a binary (another
+ * architecture's, say): that stays ENOEXEC, as in bash.
+ */
+static void exec_file(const char *file, char **argv, char **envp)
+{
+	size_t argc = 0;
+	char **sh;
+
+	execve(file, argv, envp);
+	if (errno != ENOEXEC || binary_file(file))
+		return;
+	while (argv[argc])
+		argc++;
+	sh = malloc((argc + 2) * sizeof(*sh));
+	if (!sh) {
+		errno = ENOEXEC;
+		return;
+	}
+	sh[0] = "/bin/sh";
+	sh[1] = (char *)file;
+	memcpy(sh + 2, argv + 1, argc * sizeof(*sh)); /* argv[1..], then its NULL */
+	execve(sh[0], sh, envp);
+	free(sh);
+	errno = ENOEXEC;
+}
+
+/*
  * exec_path runs the command as a shell would: a name with a slash as it is,
  * otherwise the first match in PATH; EACCES is remembered while the search
  * goes on, as execvp(3) does.
@@ -284,7 +333,7 @@ static void exec_path(char **argv, char **envp)
 	int eacces = 0;
 
 	if (strchr(name, '/')) {
-		execve(name, argv, envp);
+		exec_file(name, argv, envp);
 		return;
 	}
 	path = getenv_from(envp, "PATH");
@@ -304,7 +353,7 @@ static void exec_path(char **argv, char **envp)
 			buf[0] = 0;
 		}
 		if (buf[0]) {
-			execve(buf, argv, envp);
+			exec_file(buf, argv, envp);
 			if (errno == EACCES)
 				eacces = 1;
 			else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ELOOP && errno != ENAMETOOLONG)

@@ -94,9 +94,9 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader) error {
 	} else if w := os.Getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(w) {
 		workspace = w
 	}
-	home, err := os.UserHomeDir()
+	home, err := homeDir(os.Getenv)
 	if err != nil {
-		return fmt.Errorf("home directory: %w", err)
+		return err
 	}
 	// The flags that shape the policy go to cordon run too, absolute: the
 	// decision and the sandbox must read the same settings.

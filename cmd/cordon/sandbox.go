@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 
@@ -89,6 +90,24 @@ func here() (invocation, error) {
 	return invocation{cwd: cwd, env: os.Environ(), stdin: os.Stdin, stdout: os.Stdout, stderr: stderr}, nil
 }
 
+// homeDir is $HOME in the environment getenv reads, else the caller's
+// home in the password database (as sandbox-runtime's os.homedir() takes
+// it: a service or an "env -i" has no $HOME). The home decides what is
+// protected (~/.ssh, ...), so there is no run without one.
+func homeDir(getenv func(string) string) (string, error) {
+	if h := getenv("HOME"); h != "" {
+		return h, nil
+	}
+	u, err := user.Current()
+	if err != nil {
+		return "", fmt.Errorf("home directory: $HOME is not set, and %w", err)
+	}
+	if u.HomeDir == "" {
+		return "", fmt.Errorf("home directory: $HOME is not set, and user %s has none in the password database", u.Uid)
+	}
+	return u.HomeDir, nil
+}
+
 // getenv is os.Getenv in the invocation's environment.
 func (inv invocation) getenv(name string) string {
 	for i := len(inv.env) - 1; i >= 0; i-- {
@@ -119,10 +138,9 @@ func loadPolicyFor(cmd *cli.Command, inv invocation) (*policy.Policy, error) {
 		}
 		workspace = filepath.Clean(w)
 	}
-	// As os.UserHomeDir reads it.
-	home := inv.getenv("HOME")
-	if home == "" {
-		return nil, fmt.Errorf("home directory: $HOME is not defined")
+	home, err := homeDir(inv.getenv)
+	if err != nil {
+		return nil, err
 	}
 	load := policy.Load
 	if inv.policies != nil {

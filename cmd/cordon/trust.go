@@ -34,7 +34,7 @@ func trustCommand() *cli.Command {
 			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 				return fmt.Errorf("%s is not a directory", abs)
 			}
-			home, err := os.UserHomeDir()
+			home, err := homeDir(os.Getenv)
 			if err != nil {
 				return err
 			}

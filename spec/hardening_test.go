@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,39 @@ func TestLandlockStatus(t *testing.T) {
 func TestTrustReachesNoDeeperThanProtection(t *testing.T) {
 	if policy.TrustDepth > NestedDepth {
 		t.Errorf("policy.TrustDepth is %d, deeper than the plan protects (NestedDepth %d)", policy.TrustDepth, NestedDepth)
+	}
+}
+
+// TestProcessHome: a caller without $HOME gets the policy's home, not
+// the one libcontainer would set (the sandbox root's, /root); a caller's
+// own $HOME stays.
+func TestProcessHome(t *testing.T) {
+	p, err := policy.Default("/work/app", "/home/u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"none", []string{"PATH=/bin"}, "HOME=/home/u"},
+		{"its own", []string{"PATH=/bin", "HOME=/srv/x"}, "HOME=/srv/x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Base()
+			if err := WithProcess(p, Request{Args: []string{"true"}, Cwd: "/work/app", Env: tc.env}, false)(s); err != nil {
+				t.Fatal(err)
+			}
+			var homes []string
+			for _, e := range s.Process.Env {
+				if strings.HasPrefix(e, "HOME=") {
+					homes = append(homes, e)
+				}
+			}
+			if len(homes) != 1 || homes[0] != tc.want {
+				t.Errorf("HOME in the environment: %q; want %q", homes, tc.want)
+			}
+		})
 	}
 }

@@ -45,6 +45,11 @@ func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
 		if !hasName(env, "PATH") {
 			env = append(env, defaultPath)
 		}
+		// Without one, libcontainer would set the home of the sandbox's
+		// root, /root, not the caller's.
+		if !hasName(env, "HOME") {
+			env = append(env, "HOME="+p.Home)
+		}
 		args := []string{InitPath, InitCommand, fmt.Sprintf("--parent-fd=%d", InitParentFD)}
 		if seccomp {
 			args = append(args, fmt.Sprintf("--seccomp-fd=%d", InitSeccompFD))

@@ -105,7 +105,8 @@ func FuzzChunked(f *testing.F) {
 	})
 }
 
-// FuzzH2HostNames: the HTTP/2 frame reader never panics, and when it and
+// FuzzH2HostNames: the HTTP/2 frame reader never panics, finds the same
+// whether the bytes come at once or as it asks for them, and when it and
 // x/net/http2's Framer (which it replaced) both read a complete start,
 // they find the same names.
 func FuzzH2HostNames(f *testing.F) {
@@ -116,10 +117,27 @@ func FuzzH2HostNames(f *testing.F) {
 		if len(data) > maxHello {
 			return
 		}
-		names, done, need, err := h2HostNames(data)
+		var whole h2Start
+		names, done, need, err := whole.hostNames(data)
 		if !done && need <= len(data) {
 			// the reader would wait for bytes it has, forever
 			t.Fatalf("not done with %d bytes, and needs %d", len(data), need)
+		}
+		// read as the bytes come, each time as many as it needs, it
+		// finds what it finds in all of them at once
+		var trickled h2Start
+		for k := 0; ; {
+			tNames, tDone, tNeed, tErr := trickled.hostNames(data[:k])
+			if tDone || k == len(data) {
+				if tDone != done || !slices.Equal(tNames, names) || (tErr == nil) != (err == nil) {
+					t.Fatalf("as they came: %q, %v, %v; at once: %q, %v, %v", tNames, tDone, tErr, names, done, err)
+				}
+				break
+			}
+			if tNeed <= k {
+				t.Fatalf("not done with %d bytes, and needs %d", k, tNeed)
+			}
+			k = min(tNeed, len(data))
 		}
 		oldNames, oldDone, oldErr := framerHostNames(data)
 		if done && oldDone && err == nil && oldErr == nil && !slices.Equal(names, oldNames) {
@@ -131,7 +149,7 @@ func FuzzH2HostNames(f *testing.F) {
 	})
 }
 
-// framerHostNames is the reader h2HostNames replaced, on x/net/http2's
+// framerHostNames is the reader h2Start replaced, on x/net/http2's
 // Framer.
 func framerHostNames(b []byte) (names []string, done bool, err error) {
 	fr := http2.NewFramer(io.Discard, bytes.NewReader(b))

@@ -208,8 +208,7 @@ func (r *reader) skipVec(size int) bool {
 //
 // The client sends its start as it likes, possibly a byte at a time, and
 // each pass looks only at what is new (the empty lines before the request,
-// the request line, the search for the head's end) or waits for a whole
-// HTTP/2 frame: a start of maxHello bytes trickled one by one costs linear
+// the request line, the search for the head's end, the HTTP/2 frames): a start of maxHello bytes trickled one by one costs linear
 // time, not the quadratic of scanning it all again at every byte.
 func httpHostNames(br *bufio.Reader) ([]string, error) {
 	preface := []byte(h2Preface)
@@ -217,13 +216,14 @@ func httpHostNames(br *bufio.Reader) ([]string, error) {
 		lead    int         // empty lines before the request line
 		line    lineScanner // the request line, as far as it came
 		scanned int         // head bytes searched for its end
+		h2      h2Start     // the frames after an HTTP/2 preface
 	)
 	for {
 		b, _ := br.Peek(br.Buffered())
 		need := len(b) + 1 // what the next pass needs
 		switch {
 		case len(b) >= len(preface) && bytes.HasPrefix(b, preface):
-			names, done, more, err := h2HostNames(b[len(preface):])
+			names, done, more, err := h2.hostNames(b[len(preface):])
 			if done {
 				return names, err
 			}
@@ -267,39 +267,45 @@ const (
 	h2Priority     = 0x20
 )
 
-// h2HostNames reads the frames after an HTTP/2 client preface up to the
-// first HEADERS (with its CONTINUATIONs) and returns its :authority and
-// host, ports removed; done is false when more bytes are needed, and need
-// is then how many (of b, a whole frame more). Frames before it (SETTINGS,
-// WINDOW_UPDATE, PRIORITY) are skipped.
-func h2HostNames(b []byte) (names []string, done bool, need int, err error) {
-	var block []byte
-	var stream uint32
-	off := 0 // of b, the frames read
+// h2Start reads the frames after an HTTP/2 client preface up to the first
+// HEADERS (with its CONTINUATIONs), as they come: each pass reads only the
+// frames that are new since the last.
+type h2Start struct {
+	off    int    // of the bytes after the preface: the frames read
+	block  []byte // the header block so far, once its HEADERS came
+	stream uint32 // the HEADERS' stream
+}
+
+// hostNames reads on in b, all the bytes after the preface so far, and
+// returns the first HEADERS' :authority and host, ports removed; done is
+// false when more bytes are needed, and need is then how many (of b, a
+// whole frame more). Frames before it (SETTINGS, WINDOW_UPDATE, PRIORITY)
+// are skipped.
+func (s *h2Start) hostNames(b []byte) (names []string, done bool, need int, err error) {
 	for {
-		if len(b) < 9 {
-			return nil, false, off + 9, nil
+		f := b[s.off:]
+		if len(f) < 9 {
+			return nil, false, s.off + 9, nil
 		}
-		n := int(b[0])<<16 | int(b[1])<<8 | int(b[2])
-		typ, flags := b[3], b[4]
-		id := (uint32(b[5])<<24 | uint32(b[6])<<16 | uint32(b[7])<<8 | uint32(b[8])) & 0x7fffffff
+		n := int(f[0])<<16 | int(f[1])<<8 | int(f[2])
+		typ, flags := f[3], f[4]
+		id := (uint32(f[5])<<24 | uint32(f[6])<<16 | uint32(f[7])<<8 | uint32(f[8])) & 0x7fffffff
 		if 9+n > maxHello {
 			return nil, true, 0, errors.New("malformed HTTP/2 start: frame too long")
 		}
-		if len(b) < 9+n {
-			return nil, false, off + 9 + n, nil
+		if len(f) < 9+n {
+			return nil, false, s.off + 9 + n, nil
 		}
-		payload := b[9 : 9+n]
-		b = b[9+n:]
-		off += 9 + n
+		payload := f[9 : 9+n]
+		s.off += 9 + n
 		switch {
-		case block != nil:
+		case s.block != nil:
 			// a header block continues on its stream, and nothing else
 			// comes between (RFC 9113 6.10)
-			if typ != h2Continuation || id != stream {
+			if typ != h2Continuation || id != s.stream {
 				return nil, true, 0, errors.New("malformed HTTP/2 start: a header block without its CONTINUATION")
 			}
-			block = append(block, payload...)
+			s.block = append(s.block, payload...)
 		case typ == h2Continuation:
 			return nil, true, 0, errors.New("malformed HTTP/2 start: CONTINUATION without HEADERS")
 		case typ == h2Headers:
@@ -318,15 +324,15 @@ func h2HostNames(b []byte) (names []string, done bool, need int, err error) {
 				}
 				payload = payload[5:]
 			}
-			stream = id
-			block = append([]byte{}, payload...)
+			s.stream = id
+			s.block = append([]byte{}, payload...)
 		default:
 			continue
 		}
 		if flags&h2EndHeaders == 0 {
 			continue
 		}
-		names, err := h2Authorities(block)
+		names, err := h2Authorities(s.block)
 		return names, true, 0, err
 	}
 }

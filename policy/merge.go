@@ -155,11 +155,19 @@ func (m *merger) untrusted(l *layer) {
 			*s = nil
 		}
 	}
+	// Memory is a size or a share of the machine, which cannot be compared
+	// here: a size under a share (or the reverse) is kept beside it, and
+	// the smaller applies (spec.MemoryLimit). 0, no limit, never lifts one.
 	tighter("cordon.limits.memory", &l.memory, m.limits.memory)
-	if l.memoryPercent != nil && (m.limits.memory != nil || m.limits.memoryPercent != nil && l.memoryPercent.V > m.limits.memoryPercent.V) {
+	if l.memory != nil && l.memory.V == 0 && m.limits.memoryPercent != nil {
+		m.ignored("cordon.limits.memory", "0", l.memory.Src, untrustedReason)
+		l.memory = nil
+	}
+	if l.memoryPercent != nil && m.limits.memoryPercent != nil && l.memoryPercent.V > m.limits.memoryPercent.V {
 		m.ignored("cordon.limits.memory", fmt.Sprintf("%g%%", l.memoryPercent.V), l.memoryPercent.Src, untrustedReason)
 		l.memoryPercent = nil
 	}
+	l.tightenOnly = true
 	tighter("cordon.limits.pids", &l.pids, m.limits.pids)
 	tighter("cordon.limits.outputLimit", &l.outputLimit, m.limits.outputLimit)
 	tighter("cordon.limits.fileSize", &l.fileSize, m.limits.fileSize)
@@ -271,12 +279,16 @@ func (m *merger) apply(l *layer) {
 			*dst = v
 		}
 	}
-	// A memory limit in bytes and one as a share replace each other.
-	if l.memory != nil {
+	// A memory limit in bytes and one as a share replace each other, except
+	// in an untrusted layer, which may only add the one beside the other.
+	if l.memory != nil && !l.tightenOnly {
 		m.limits.memoryPercent = nil
 	}
 	if l.memoryPercent != nil {
-		m.limits.memoryPercent, m.limits.memory = l.memoryPercent, nil
+		m.limits.memoryPercent = l.memoryPercent
+		if !l.tightenOnly {
+			m.limits.memory = nil
+		}
 	}
 	set64(&m.limits.memory, l.memory)
 	set64(&m.limits.pids, l.pids)

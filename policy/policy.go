@@ -207,7 +207,8 @@ type Env struct {
 type Limits struct {
 	Memory int64 // bytes
 	// MemoryPercent is the memory limit as a share of the machine's
-	// memory, used when Memory is zero.
+	// memory. With Memory too (an untrusted workspace's size under a
+	// share), the smaller of the two applies.
 	MemoryPercent float64
 	Pids          int64
 	CPUs          float64

@@ -98,6 +98,9 @@ type layer struct {
 	// rulePaths maps a file tool's permission rule to its path as an
 	// absolute pattern, resolved against this file.
 	rulePaths map[string]string
+	// tightenOnly marks an untrusted workspace's layer once stripped of
+	// what widens: its memory limit is kept beside the one below it.
+	tightenOnly bool
 	// ignored are keys known to another tool that cordon does not act
 	// on, with the reason (shown by cordon config).
 	ignored []entry
@@ -923,8 +926,12 @@ func (d *decoder) limits(n *node) error {
 		switch key {
 		case "memory":
 			if v.kind == kindString && strings.HasSuffix(strings.TrimSpace(v.text), "%") {
-				pct, perr := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v.text), "%"), 64)
-				if perr != nil || pct <= 0 || pct > 100 {
+				// Decimal digits only: ParseFloat also takes "NaN", "1e-300"
+				// and "0x1p-2", which make no limit at all.
+				num := strings.TrimSuffix(strings.TrimSpace(v.text), "%")
+				whole, frac, dot := strings.Cut(num, ".")
+				pct, perr := strconv.ParseFloat(num, 64)
+				if !decimalDigits(whole) || dot && !decimalDigits(frac) || perr != nil || pct <= 0 || pct > 100 {
 					return d.errAt(v.pos, "%s: a share of the machine's memory must be from 0%% to 100%%", name)
 				}
 				l.memoryPercent = &setting[float64]{pct, d.src(v.pos)}

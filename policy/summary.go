@@ -82,10 +82,13 @@ func (p *Policy) Summary() string {
 	line("")
 	line("Environment: variables that look like secrets (%s) are not passed in. CORDON_SANDBOX=1 is set.", strings.Join(firstN(p.Env.Deny, 6), ", "))
 	var lim []string
-	if p.Limits.Memory > 0 {
-		lim = append(lim, fmt.Sprintf("memory %d MiB", p.Limits.Memory>>20))
-	} else if p.Limits.MemoryPercent > 0 {
-		lim = append(lim, fmt.Sprintf("memory %g%% of the machine", p.Limits.MemoryPercent))
+	switch mem, pct := p.Limits.Memory, p.Limits.MemoryPercent; {
+	case mem > 0 && pct > 0:
+		lim = append(lim, fmt.Sprintf("memory %d MiB or %g%% of the machine, the smaller", mem>>20, pct))
+	case mem > 0:
+		lim = append(lim, fmt.Sprintf("memory %d MiB", mem>>20))
+	case pct > 0:
+		lim = append(lim, fmt.Sprintf("memory %g%% of the machine", pct))
 	}
 	if p.Limits.Pids > 0 {
 		lim = append(lim, fmt.Sprintf("%d processes", p.Limits.Pids))

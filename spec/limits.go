@@ -44,15 +44,18 @@ func cgroupUsable(pr probe.Result, controllers ...string) bool {
 }
 
 // MemoryLimit returns the policy's memory limit in bytes for a machine,
-// 0 for none.
+// 0 for none: the size, the share of the machine's memory, or the smaller
+// of the two when both are set.
 func MemoryLimit(l policy.Limits, pr probe.Result) int64 {
-	if l.Memory > 0 {
-		return l.Memory
-	}
+	mem := l.Memory
 	if l.MemoryPercent > 0 && pr.MemTotal > 0 {
-		return int64(float64(pr.MemTotal) * l.MemoryPercent / 100)
+		// A share too small to be a byte is still a limit, not none.
+		share := max(int64(float64(pr.MemTotal)*l.MemoryPercent/100), 1)
+		if mem <= 0 || share < mem {
+			mem = share
+		}
 	}
-	return 0
+	return max(mem, 0)
 }
 
 // limits computes how each limit is enforced: cgroups where the sandbox
@@ -70,7 +73,7 @@ func limits(p *policy.Policy, pr probe.Result) ([]Limit, *specs.LinuxResources, 
 	add := func(name, value, by string) { out = append(out, Limit{name, value, by}) }
 	if mem := MemoryLimit(l, pr); mem > 0 {
 		v := human(mem)
-		if l.Memory == 0 {
+		if mem != l.Memory {
 			v += fmt.Sprintf(" (%g%% of the machine)", l.MemoryPercent)
 		}
 		switch {

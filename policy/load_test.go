@@ -1,0 +1,114 @@
+package policy
+
+import (
+	"errors"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestUntrustedLimits: an untrusted workspace's limits may only tighten
+// what is set below them, the embedded default policy's included (memory
+// 50% of the machine, 4096 processes, a 1 GiB /tmp), whichever way each is
+// written (bytes or a share of the machine).
+func TestUntrustedLimits(t *testing.T) {
+	tests := []struct {
+		name      string
+		user, ws  string
+		want      Limits
+		ignored   []string // keys reported ignored
+		wantError string
+	}{{
+		name:    "memory 0 does not lift the default share",
+		ws:      `{"cordon": {"limits": {"memory": 0}}}`,
+		want:    Limits{MemoryPercent: 50, Pids: 4096, TmpSize: 1 << 30},
+		ignored: []string{"cordon.limits.memory"},
+	}, {
+		name: "memory in bytes applies with the default share, the smaller winning",
+		ws:   `{"cordon": {"limits": {"memory": "1T"}}}`,
+		want: Limits{Memory: 1 << 40, MemoryPercent: 50, Pids: 4096, TmpSize: 1 << 30},
+	}, {
+		name: "a smaller share applies",
+		ws:   `{"cordon": {"limits": {"memory": "10%"}}}`,
+		want: Limits{MemoryPercent: 10, Pids: 4096, TmpSize: 1 << 30},
+	}, {
+		name:    "a larger share does not",
+		ws:      `{"cordon": {"limits": {"memory": "90%"}}}`,
+		want:    Limits{MemoryPercent: 50, Pids: 4096, TmpSize: 1 << 30},
+		ignored: []string{"cordon.limits.memory"},
+	}, {
+		name: "a share applies with the user's bytes, the smaller winning",
+		user: `{"cordon": {"limits": {"memory": "2G"}}}`,
+		ws:   `{"cordon": {"limits": {"memory": "10%"}}}`,
+		want: Limits{Memory: 2 << 30, MemoryPercent: 10, Pids: 4096, TmpSize: 1 << 30},
+	}, {
+		name:    "more bytes than the user's do not",
+		user:    `{"cordon": {"limits": {"memory": "2G"}}}`,
+		ws:      `{"cordon": {"limits": {"memory": "3G"}}}`,
+		want:    Limits{Memory: 2 << 30, Pids: 4096, TmpSize: 1 << 30},
+		ignored: []string{"cordon.limits.memory"},
+	}, {
+		name:    "memory 0 does not lift the user's bytes",
+		user:    `{"cordon": {"limits": {"memory": "2G"}}}`,
+		ws:      `{"cordon": {"limits": {"memory": 0}}}`,
+		want:    Limits{Memory: 2 << 30, Pids: 4096, TmpSize: 1 << 30},
+		ignored: []string{"cordon.limits.memory"},
+	}, {
+		name: "no limit below: any",
+		user: `{"cordon": {"limits": {"memory": 0}}}`,
+		ws:   `{"cordon": {"limits": {"memory": "3G"}}}`,
+		want: Limits{Memory: 3 << 30, Pids: 4096, TmpSize: 1 << 30},
+	}, {
+		name: "a trusted user's bytes replace the default share",
+		user: `{"cordon": {"limits": {"memory": "3G"}}}`,
+		want: Limits{Memory: 3 << 30, Pids: 4096, TmpSize: 1 << 30},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			if tc.user != "" {
+				fsys["home/u/.config/cordon/settings.json"] = &fstest.MapFile{Data: []byte(tc.user)}
+			}
+			if tc.ws != "" {
+				fsys["ws/.cordon/settings.json"] = &fstest.MapFile{Data: []byte(tc.ws)}
+			}
+			p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, p.Limits); diff != "" {
+				t.Errorf("limits (-want +got):\n%s", diff)
+			}
+			var ignored []string
+			for _, i := range p.Report.Ignored {
+				ignored = append(ignored, i.Key)
+			}
+			if diff := cmp.Diff(tc.ignored, ignored); diff != "" {
+				t.Errorf("ignored (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLimitsBad: a limit that cannot be read exactly is an error, never
+// no limit.
+func TestLimitsBad(t *testing.T) {
+	for _, v := range []string{
+		`"NaN%"`, `"nan%"`, `"1e-300%"`, `"0x1p-2%"`, `"-0%"`, `"0%"`, `"101%"`, `"Inf%"`, `"%"`, `" 5 %"`, `"5%%"`,
+		`"+5%"`, `"1_0%"`,
+	} {
+		data := `{"cordon": {"limits": {"memory": ` + v + `}}}`
+		_, err := readLayer("f.json", []byte(data), ScopeUser, formatCordon, LoadOptions{Home: "/h", Cwd: "/w"}, "/h")
+		var se *SettingsError
+		if !errors.As(err, &se) || se.Pos != (Pos{1, 34}) {
+			t.Errorf("memory %s: %v, want an error at 1:34", v, err)
+		}
+	}
+	for _, v := range []string{`"5%"`, `"0.5%"`, `"100%"`, `"12.25%"`} {
+		data := `{"cordon": {"limits": {"memory": ` + v + `}}}`
+		if _, err := readLayer("f.json", []byte(data), ScopeUser, formatCordon, LoadOptions{Home: "/h", Cwd: "/w"}, "/h"); err != nil {
+			t.Errorf("memory %s: %v", v, err)
+		}
+	}
+}

@@ -91,6 +91,24 @@ func TestUntrustedLimits(t *testing.T) {
 	}
 }
 
+// TestUntrustedSwitches: an untrusted workspace may set a switch only in
+// the direction that tightens.
+func TestUntrustedSwitches(t *testing.T) {
+	user := `{"network": {"strictAllowlist": true}, "cordon": {"askCommand": "/usr/local/bin/ask"}}`
+	ws := `{"network": {"strictAllowlist": false}}`
+	fsys := fstest.MapFS{
+		"home/u/.config/cordon/settings.json": {Data: []byte(user)},
+		"ws/.cordon/settings.json":            {Data: []byte(ws)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Network.StrictAllowlist || p.Network.AskCommand != "" {
+		t.Errorf("strictAllowlist %v, askCommand %q: want the user's strict allowlist, no ask command", p.Network.StrictAllowlist, p.Network.AskCommand)
+	}
+}
+
 // TestLimitsBad: a limit that cannot be read exactly is an error, never
 // no limit.
 func TestLimitsBad(t *testing.T) {

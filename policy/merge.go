@@ -126,6 +126,8 @@ func (m *merger) untrusted(l *layer) {
 		{"sandbox.enableWeakerNestedSandbox", &l.weakerNested, false},
 		{"sandbox.allowNestedUserNamespaces", &l.nestedUserNS, false},
 		{"cordon.allowSocketpair", &l.allowSocketpair, false},
+		// Off, it lets the user's askCommand be asked about destinations.
+		{"sandbox.network.strictAllowlist", &l.strictAllowlist, true},
 		// Not a widening of the sandbox, but a daemon on the host that
 		// runs the user's later commands: the user's choice, not a
 		// cloned repository's.

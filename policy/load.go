@@ -3,12 +3,14 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -135,10 +137,10 @@ func discover(o LoadOptions) (*inputs, error) {
 	in := &inputs{o: o, cands: cands, data: make([][]byte, len(cands)), errs: make([]error, len(cands)), real: ws}
 	fsys := o.FS
 	if fsys == nil {
-		fsys = os.DirFS("/")
+		fsys = hostFS{}
 	}
 	for i, c := range cands {
-		in.data[i], in.errs[i] = fs.ReadFile(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"))
+		in.data[i], in.errs[i] = readSettingsFile(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"))
 	}
 	if o.FS == nil {
 		if r, err := filepath.EvalSymlinks(ws); err == nil {
@@ -204,6 +206,61 @@ func (in *inputs) load() (*Policy, error) {
 }
 
 const defaultSettingsName = "(embedded default policy)"
+
+// MaxSettingsSize is the largest settings file cordon reads: settings are
+// a few kilobytes, and a cloned repository's must not make cordon hold
+// gigabytes.
+const MaxSettingsSize = 1 << 20
+
+// readSettingsFile reads a settings file that must be a regular file (or a
+// symlink to one): a named pipe in a cloned repository would block cordon
+// until something wrote to it, /dev/zero would fill its memory.
+func readSettingsFile(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case fi.IsDir():
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
+	case !fi.Mode().IsRegular():
+		kind := "a special file"
+		switch t := fi.Mode().Type(); {
+		case t&fs.ModeNamedPipe != 0:
+			kind = "a named pipe"
+		case t&fs.ModeDevice != 0:
+			kind = "a device"
+		case t&fs.ModeSocket != 0:
+			kind = "a socket"
+		}
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file but %s", kind)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxSettingsSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSettingsSize {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d KiB: not a settings file", MaxSettingsSize>>10)}
+	}
+	return data, nil
+}
+
+// hostFS is the host's file system rooted at "/", opening without blocking:
+// opening a named pipe for reading waits for a writer, and a command in a
+// sandbox can make one where a workspace settings file belongs.
+type hostFS struct{}
+
+func (hostFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return os.OpenFile("/"+name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
 
 // formatFlagFile is the dialect of a --settings file: any of the three
 // shapes (sandbox-runtime's top-level network and filesystem, Claude

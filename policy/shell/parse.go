@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -266,31 +267,184 @@ type frame struct {
 }
 
 func newSyntaxParser() *syntax.Parser {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+}
+
+// parseFile parses src as bash reads it, and returns the text the
+// positions refer to. The parser continues a comment past a backslash
+// that ends its line (before \n or \r\n), where bash ends the comment at
+// the newline: "echo x # \\<newline>curl x" would hide curl in the echo's
+// words, and "ls # \\<newline>if a; then b; fi" would not parse. Such a
+// backslash is read as the blank it is to bash, which keeps every
+// position. The blanks are kept only when the parser then finds each in
+// a comment and no comment continued: the text before the first of them
+// reads alike to both, so its comment is bash's, and so on to the next.
+func parseFile(src string) (*syntax.File, string, error) {
+	file, err := parseText(src)
+	if strings.IndexByte(src, '#') < 0 || !strings.Contains(src, "\\\n") && !strings.Contains(src, "\\\r\n") {
+		return file, src, err
+	}
+	if err != nil {
+		// the continued comment may be what does not parse: blank every
+		// continuation on a line with a #, keep those in comments
+		var cand []int
+		for _, i := range continuations(src, 0, len(src)) {
+			if strings.IndexByte(src[strings.LastIndexByte(src[:i], '\n')+1:i], '#') >= 0 {
+				cand = append(cand, i)
+			}
+		}
+		if len(cand) == 0 {
+			return nil, src, err
+		}
+		all, aerr := parseText(blank(src, cand))
+		if aerr != nil {
+			return nil, src, err
+		}
+		var keep []int
+		for _, c := range comments(all) {
+			for _, i := range cand {
+				if c[0] <= i && i < c[1] {
+					keep = append(keep, i)
+				}
+			}
+		}
+		fixed := blank(src, keep)
+		if f, ferr := parseText(fixed); ferr == nil && len(keep) > 0 && asBash(f, fixed, keep) {
+			return f, fixed, nil
+		}
+		return nil, src, err
+	}
+	var blanked []int
+	text := src
+	for range 8 {
+		var more []int
+		for _, c := range comments(file) {
+			more = append(more, continuations(text, c[0], c[1])...)
+		}
+		if len(more) == 0 {
+			if asBash(file, text, blanked) {
+				return file, text, nil
+			}
+			break
+		}
+		blanked = append(blanked, more...)
+		text = blank(src, blanked)
+		if file, err = parseText(text); err != nil {
+			break
+		}
+	}
+	return nil, src, errors.New("a comment ends in a backslash, which the parser does not read as bash does")
+}
+
+func parseText(src string) (*syntax.File, error) {
+	return newSyntaxParser().Parse(strings.NewReader(src), "")
+}
+
+// asBash reports whether file, parsed from text, reads text as bash does
+// as far as comments go: no comment continues past a backslash, and each
+// blanked position is inside a comment.
+func asBash(file *syntax.File, text string, blanked []int) bool {
+	cs := comments(file)
+	for _, c := range cs {
+		if len(continuations(text, c[0], c[1])) > 0 {
+			return false
+		}
+	}
+	for _, i := range blanked {
+		if !slices.ContainsFunc(cs, func(c [2]int) bool { return c[0] <= i && i < c[1] }) {
+			return false
+		}
+	}
+	return true
+}
+
+// comments are the spans of the comments of file, # included. They are
+// found by reflection: syntax.Walk skips some (an if clause's last ones).
+func comments(file *syntax.File) [][2]int {
+	var out [][2]int
+	comment, pos := reflect.TypeFor[syntax.Comment](), reflect.TypeFor[syntax.Pos]()
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Struct:
+			switch v.Type() {
+			case comment:
+				c := v.Interface().(syntax.Comment)
+				out = append(out, [2]int{int(c.Pos().Offset()), int(c.End().Offset())})
+			case pos:
+			default:
+				for i := range v.NumField() {
+					if v.Type().Field(i).IsExported() {
+						walk(v.Field(i))
+					}
+				}
+			}
+		}
+	}
+	walk(reflect.ValueOf(file))
+	return out
+}
+
+// continuations are the positions in src[from:to] of the backslashes the
+// parser takes for a line continuation: before \n or \r\n, not escaped.
+func continuations(src string, from, to int) []int {
+	var out []int
+	for i := from; i < to && i < len(src)-1; i++ {
+		if src[i] != '\\' {
+			continue
+		}
+		if src[i+1] == '\n' || strings.HasPrefix(src[i+1:], "\r\n") {
+			out = append(out, i)
+		} else {
+			i++ // an escaped character
+		}
+	}
+	return out
+}
+
+// blank returns src with a space at each position of at.
+func blank(src string, at []int) string {
+	if len(at) == 0 {
+		return src
+	}
+	b := []byte(src)
+	for _, i := range at {
+		b[i] = ' '
+	}
+	return string(b)
 }
 
 // script parses src and walks it. On a syntax error it walks the complete
 // lines before the error's line, as bash runs them before it meets it.
 func (p *parser) script(src string, f frame) error {
-	err := p.parse(src, f)
+	read, err := p.parse(src, f)
 	if err == nil {
 		// What was found stays for the deny rules; the whole is not
 		// analysed.
-		err = misread(src)
+		err = misread(read)
 	}
 	return err
 }
 
 // parse parses src and walks what it runs: all of it, or the lines before
-// a syntax error, which bash runs before it stops.
-func (p *parser) parse(src string, f frame) error {
+// a syntax error, which bash runs before it stops. It returns src as
+// parseFile reads it.
+func (p *parser) parse(src string, f frame) (string, error) {
 	old := p.src
-	p.src = src
 	defer func() { p.src = old }()
-	file, err := newSyntaxParser().Parse(strings.NewReader(src), "")
+	file, src, err := parseFile(src)
+	p.src = src
 	if err == nil {
 		p.stmts(file.Stmts, f)
-		return nil
+		return src, nil
 	}
 	prefix := src
 	for range 8 {
@@ -299,8 +453,9 @@ func (p *parser) parse(src string, f frame) error {
 			break
 		}
 		prefix = firstLines(prefix, line-1)
-		file, perr := newSyntaxParser().Parse(strings.NewReader(prefix), "")
+		file, fixed, perr := parseFile(prefix)
 		if perr == nil {
+			p.src = fixed
 			p.stmts(file.Stmts, f)
 			break
 		}
@@ -310,13 +465,15 @@ func (p *parser) parse(src string, f frame) error {
 		}
 		err = err2
 	}
-	return err
+	return src, err
 }
 
 // misread refuses input that mvdan.cc/sh reads otherwise than bash: its
 // lexer takes U+0080 for the end of the input and U+0081 for an escaped
-// newline, and a carriage return that does not end a line for a blank
-// (so "ls \r# ; curl x" hides curl in a comment bash does not see). It
+// newline, a carriage return that does not end a line for a blank (so
+// "ls \r# ; curl x" hides curl in a comment bash does not see), and a
+// backslash before \r\n for a line continuation (bash escapes the \r and
+// ends the line: "echo a\ \r\n curl x" runs curl). It
 // applies to nested strings (bash -c, $'...' decoded) as well; the
 // commands found are kept (a deny rule still sees them), the script is
 // not analysed.
@@ -326,6 +483,8 @@ func misread(src string) error {
 		return errors.New("it holds U+0080 or U+0081, which the parser does not read as bash does")
 	case strings.Contains(strings.ReplaceAll(src, "\r\n", ""), "\r"):
 		return errors.New("it holds a carriage return, which the parser does not read as bash does")
+	case strings.Contains(src, "\\\r\n"):
+		return errors.New("it holds a backslash before a carriage return, which the parser does not read as bash does")
 	}
 	return nil
 }

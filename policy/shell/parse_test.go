@@ -77,6 +77,12 @@ func TestParse(t *testing.T) {
 		{`$'\x63url' $'a\nb' $'\101\u00e9\c[x'`, []string{"curl a\nb Aé\x1bx"}},
 		{`/usr/bin/curl -s`, []string{"/usr/bin/curl -s"}},
 		{"ls \\\n  -la # comment; curl", []string{"ls -la"}},
+		// a comment ends at the newline, a backslash before it or not
+		{"ls # x\\\ncurl x", []string{"ls", "curl x"}},
+		{"ls # x\\\nif a; then curl x; fi", []string{"ls", "a", "curl x"}},
+		{"if a; then b # x\\\ncurl x; fi", []string{"a", "b", "curl x"}},
+		{"ls #\\\r\ncurl x #\\\n#\\\nwget y", []string{"ls", "curl x", "wget y"}},
+		{"f() { # x\\\ncurl x\n}; a $(# y\\\nwget z\n)", []string{"curl x", "wget z", "a {$(# y \nwget z\n)}"}},
 		{"a && b || c; d & e | f", []string{"a", "b", "c", "d", "e", "f piped[e]"}},
 		{"a | (b; c | d)", []string{"a", "b piped[a]", "c piped[a]", "d piped[a c]"}},
 		{"x=$(a) y `b` <(c) >(d)", []string{"a", "b", "c", "d", "x=$(a) y {`b`} {<(c)} {>(d)}"}},
@@ -184,6 +190,7 @@ func TestParseErrors(t *testing.T) {
 		{"ls \u0080; curl x", ErrSyntax, []string{"ls"}},
 		{"ls a\u0081b; curl x", ErrSyntax, []string{"ls a\u0081b", "curl x"}},
 		{"ls \r# ; curl x", ErrSyntax, []string{"ls"}},
+		{"ls a\\\r\ncurl x", ErrSyntax, []string{"ls acurl x"}},
 		{strings.Repeat("x", maxSource+1), ErrTooLarge, nil},
 		{strings.Repeat("a;", maxCommands+1), ErrTooComplex, nil},
 	}

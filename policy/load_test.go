@@ -130,3 +130,41 @@ func TestLimitsBad(t *testing.T) {
 		}
 	}
 }
+
+// TestUntrustedMode: an untrusted workspace may only name a mode as
+// restrictive as the one below it or more, Claude Code's names within the
+// workspace-write tier included (dontAsk < default < acceptEdits).
+func TestUntrustedMode(t *testing.T) {
+	tests := []struct {
+		user, ws string
+		want     string // the effective mode's name
+	}{
+		{"", "acceptEdits", "acceptEdits"},
+		{"", "default", "default"},
+		{"", "danger-full-access", "workspace-write"},
+		{"default", "acceptEdits", "default"},
+		{"default", "workspace-write", "default"},
+		{"dontAsk", "default", "dontAsk"},
+		{"dontAsk", "acceptEdits", "dontAsk"},
+		{"acceptEdits", "default", "default"},
+		{"default", "dontAsk", "dontAsk"},
+		{"default", "plan", "plan"},
+		{"prompt", "dontAsk", "prompt"},
+		{"plan", "prompt", "plan"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.user+" "+tc.ws, func(t *testing.T) {
+			fsys := fstest.MapFS{"ws/.claude/settings.json": {Data: []byte(`{"permissions": {"defaultMode": "` + tc.ws + `"}}`)}}
+			if tc.user != "" {
+				fsys["home/u/.claude/settings.json"] = &fstest.MapFile{Data: []byte(`{"permissions": {"defaultMode": "` + tc.user + `"}}`)}
+			}
+			p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.ModeName != tc.want {
+				t.Errorf("mode %q, want %q", p.ModeName, tc.want)
+			}
+		})
+	}
+}

@@ -142,10 +142,8 @@ func (m *merger) untrusted(l *layer) {
 		if *s == nil {
 			continue
 		}
-		next, _ := ParseMode((*s).V)
 		if m.mode != nil {
-			cur, _ := ParseMode(m.mode.V)
-			if restrictiveness(next) > restrictiveness(cur) {
+			if restrictiveness((*s).V) > restrictiveness(m.mode.V) {
 				m.ignored("mode", (*s).V, (*s).Src, untrustedReason)
 				*s = nil
 			}
@@ -185,9 +183,22 @@ func (m *merger) untrusted(l *layer) {
 	}
 }
 
-// restrictiveness orders modes from the most restrictive.
-func restrictiveness(m Mode) int {
-	return map[Mode]int{ReadOnly: 0, Prompt: 1, WorkspaceWrite: 2, DangerFullAccess: 3, Allow: 4}[m]
+// restrictiveness orders modes, as named, from the most restrictive. Of
+// the workspace-write modes, Claude Code's dontAsk denies what it would
+// ask and its default asks before a file edit, which acceptEdits (and
+// cordon's workspace-write) allow.
+func restrictiveness(name string) int {
+	m, _ := ParseMode(name)
+	r := 10 * map[Mode]int{ReadOnly: 0, Prompt: 1, WorkspaceWrite: 2, DangerFullAccess: 3, Allow: 4}[m]
+	if m == WorkspaceWrite {
+		switch strings.ToLower(name) {
+		case "dontask":
+			r -= 2
+		case "default":
+			r--
+		}
+	}
+	return r
 }
 
 // apply merges a layer over what is there: lists are unioned, scalars

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -166,5 +167,43 @@ func TestUntrustedMode(t *testing.T) {
 				t.Errorf("mode %q, want %q", p.ModeName, tc.want)
 			}
 		})
+	}
+}
+
+// TestManagedDenyNamedBelow: a managed denyRead stays the managed
+// settings' when the default policy or a file below names the same path,
+// so that no allowRead below re-opens it.
+func TestManagedDenyNamedBelow(t *testing.T) {
+	fsys := fstest.MapFS{
+		"etc/cordon/managed-settings.json":    {Data: []byte(`{"sandbox": {"filesystem": {"denyRead": ["//home/u/.kube", "//srv/secrets"]}}}`)},
+		"home/u/.config/cordon/settings.json": {Data: []byte(`{"sandbox": {"filesystem": {"denyRead": ["//srv/secrets"], "allowRead": ["~/.kube/config", "//srv/secrets/public"]}}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{"/etc/cordon/managed-settings.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Filesystem.AllowRead) != 0 {
+		t.Errorf("allowRead %q: re-opens what the managed settings deny", p.Filesystem.AllowRead)
+	}
+	for _, v := range p.Report.Values {
+		if v.Key == "sandbox.filesystem.denyRead" && (v.Value == "/home/u/.kube" || v.Value == "/srv/secrets") && !strings.HasPrefix(v.Source, "/etc/cordon/managed-settings.json:") {
+			t.Errorf("denyRead %s from %s, want the managed settings", v.Value, v.Source)
+		}
+	}
+}
+
+// TestManagedLockNamedBelow: under allowManagedDomainsOnly, a domain the
+// managed settings allow stays allowed when the user's file names it too.
+func TestManagedLockNamedBelow(t *testing.T) {
+	fsys := fstest.MapFS{
+		"etc/cordon/managed-settings.json":    {Data: []byte(`{"cordon": {"allowManagedDomainsOnly": true}, "sandbox": {"network": {"allowedDomains": ["proxy.corp.example"]}}}`)},
+		"home/u/.config/cordon/settings.json": {Data: []byte(`{"sandbox": {"network": {"allowedDomains": ["proxy.corp.example", "evil.example"]}}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{"/etc/cordon/managed-settings.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"proxy.corp.example"}, p.Network.AllowedDomains); diff != "" {
+		t.Errorf("allowedDomains (-want +got):\n%s", diff)
 	}
 }

@@ -219,8 +219,15 @@ func (m *merger) apply(l *layer) {
 	}
 	list := func(key string, es []entry) {
 		for _, e := range es {
-			if !slices.ContainsFunc(m.lists[key], func(x entry) bool { return x.V == e.V }) {
+			i := slices.IndexFunc(m.lists[key], func(x entry) bool { return x.V == e.V })
+			switch {
+			case i < 0:
 				m.lists[key] = append(m.lists[key], e)
+			case e.Src.Scope == ScopeManaged && m.lists[key][i].Src.Scope != ScopeManaged:
+				// The managed settings' entry must stay theirs when a
+				// source below names it too (the default policy, or the
+				// user to defeat it): their locks and denials go by it.
+				m.lists[key][i].Src = e.Src
 			}
 		}
 	}

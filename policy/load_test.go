@@ -207,3 +207,43 @@ func TestManagedLockNamedBelow(t *testing.T) {
 		t.Errorf("allowedDomains (-want +got):\n%s", diff)
 	}
 }
+
+// TestManagedDenyGlobAllowRead: an allowRead glob from below that could
+// match inside a path the managed settings deny is ignored; one that
+// cannot is kept.
+func TestManagedDenyGlobAllowRead(t *testing.T) {
+	tests := []struct {
+		deny, allow string
+		ignored     bool
+	}{
+		{"//home/u/.kube", "~/*/config", true},
+		{"//home/u/.kube", "~/.kub?/config", true},
+		{"//home/u/.kube", "~/{.kube,x}/config", true},
+		{"//home/u/.kube", "~/**/config", true},
+		{"//home/u/.kube", "~/.kube/*", true},
+		{"//home/u/.kube", "//**", true},
+		{"//srv/s*", "//srv/*/public", true},
+		{"//srv/s*", "//srv/secrets/public", true},
+		{"//home/u/.kube", "~/src/*/config", false},
+		{"//home/u/.kube", "~/*", true}, // matches ~/.kube itself
+		{"//home/u/.kube", "~/.kube", true},
+		{"//srv/s*", "//srv/x*/public", true},
+		{"//srv/s*", "//srv/public/*", false},
+		{"//home/u/.kube", "~/.config/**", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.deny+" "+tc.allow, func(t *testing.T) {
+			fsys := fstest.MapFS{
+				"etc/cordon/managed-settings.json":    {Data: []byte(`{"sandbox": {"filesystem": {"denyRead": ["` + tc.deny + `"]}}}`)},
+				"home/u/.config/cordon/settings.json": {Data: []byte(`{"sandbox": {"filesystem": {"allowRead": ["` + tc.allow + `"]}}}`)},
+			}
+			p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{"/etc/cordon/managed-settings.json"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(p.Filesystem.AllowRead) == 0; got != tc.ignored {
+				t.Errorf("allowRead %q ignored %v, want %v", p.Filesystem.AllowRead, got, tc.ignored)
+			}
+		})
+	}
+}

@@ -356,10 +356,14 @@ func (m *merger) finish(layers []*layer) {
 	var keep []entry
 	for _, a := range m.lists["sandbox.filesystem.allowRead"] {
 		denied := slices.ContainsFunc(m.lists["sandbox.filesystem.denyRead"], func(d entry) bool {
-			return d.Src.Scope == ScopeManaged && a.Src.Scope != ScopeManaged && patternWithin(a.V, d.V)
+			return d.Src.Scope == ScopeManaged && a.Src.Scope != ScopeManaged && (patternWithin(a.V, d.V) || IsGlob(a.V) && couldReopen(a.V, d.V))
 		})
 		if denied {
-			m.ignored("sandbox.filesystem.allowRead", a.V, a.Src, "it would re-open a path the managed settings deny")
+			reason := "it would re-open a path the managed settings deny"
+			if IsGlob(a.V) {
+				reason = "it could match in a path the managed settings deny (a glob's matches are known only when the run starts)"
+			}
+			m.ignored("sandbox.filesystem.allowRead", a.V, a.Src, reason)
 			continue
 		}
 		keep = append(keep, a)
@@ -521,4 +525,52 @@ func patternWithin(a, d string) bool {
 		dir = next
 	}
 	return false
+}
+
+// couldReopen reports whether the glob a could match a path that pattern d
+// names or one below it: a glob's matches are known only when the run
+// starts, so one that could reach into what the managed settings deny is
+// refused whole. Element by element, where neither is "**": two literal
+// elements must be equal, a literal must match the other's pattern, and
+// two patterns are taken to overlap.
+func couldReopen(a, d string) bool {
+	if strings.Contains(a, "{") || strings.Contains(d, "{") {
+		// {x,y/z} may hold a slash: compare where the walks start.
+		ab, db := PatternBase(a), PatternBase(d)
+		if !IsGlob(d) {
+			db = UnescapePattern(d)
+		}
+		return isBelow(db, ab) || isBelow(ab, db)
+	}
+	ae := strings.Split(strings.TrimPrefix(a, "/"), "/")
+	de := strings.Split(strings.TrimPrefix(d, "/"), "/")
+	for i, de := range de {
+		if i >= len(ae) {
+			// a's matches lie above d's.
+			return false
+		}
+		x := ae[i]
+		switch xg, yg := IsGlob(x), IsGlob(de); {
+		case x == "**" || de == "**":
+			return true
+		case !xg && !yg:
+			if UnescapePattern(x) != UnescapePattern(de) {
+				return false
+			}
+		case !xg:
+			if !MatchPattern(de, UnescapePattern(x)) {
+				return false
+			}
+		case !yg:
+			if !MatchPattern(x, UnescapePattern(de)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isBelow reports whether p is dir or lies below it.
+func isBelow(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

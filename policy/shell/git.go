@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // gitReadOnly are the git subcommands that only read, whatever their
 // arguments (those with write options are judged in judgeGit).
@@ -11,16 +14,38 @@ var gitReadOnly = set("status", "log", "diff", "show", "blame", "annotate", "gre
 	"diff-index", "show-branch", "cherry", "verify-commit", "verify-tag", "verify-pack", "fsck",
 	"get-tar-commit-id", "column", "show-index", "archive", "hash-object", "apply")
 
-func judgeGit(j *judge) {
-	args := j.c.Args
-	var dirs []Word // -C, --work-tree, --git-dir: where git may write
+// gitGlobals are git's options before its subcommand.
+type gitGlobals struct {
+	// sub is the index of the subcommand in the arguments, len(args)
+	// when there is none; dynamic is set when an option or the
+	// subcommand is known only at run time (sub is then its index).
+	sub     int
+	dynamic bool
+	// dirs are the -C, --git-dir and --work-tree directories: where git
+	// may write.
+	dirs []Word
+	// configs are the -c and --config-env settings (NAME=VALUE; the
+	// value of --config-env is $ENV, dynamic), each with its option.
+	configs []gitConfigOpt
+	// execPath is set by --exec-path=DIR.
+	execPath bool
+}
+
+type gitConfigOpt struct {
+	kv  Word
+	how string
+}
+
+// parseGitGlobals reads git's options up to its subcommand.
+func parseGitGlobals(args []Word) gitGlobals {
+	var g gitGlobals
 	i := 0
-	for i < len(args) {
+	for ; i < len(args); i++ {
 		a := args[i]
 		v := a.Value
 		if a.Dynamic {
-			j.needf(DangerFullAccess, "git %s: subcommand or option known only at run time", v)
-			return
+			g.dynamic = true
+			break
 		}
 		if !strings.HasPrefix(v, "-") {
 			break
@@ -34,32 +59,91 @@ func judgeGit(j *judge) {
 		}
 		switch {
 		case v == "-C":
-			dirs = append(dirs, next())
+			g.dirs = append(g.dirs, next())
 		case v == "-c":
-			j.gitConfigPair(next(), "git -c")
+			g.configs = append(g.configs, gitConfigOpt{next(), "git -c"})
 		case v == "--config-env":
-			j.gitConfigPair(Word{Value: strings.SplitN(next().Value, "=", 2)[0] + "=$ENV", Dynamic: true}, "git --config-env")
+			g.configs = append(g.configs, gitConfigOpt{Word{Value: strings.SplitN(next().Value, "=", 2)[0] + "=$ENV", Dynamic: true}, "git --config-env"})
 		case strings.HasPrefix(v, "--config-env="):
-			j.gitConfigPair(Word{Value: strings.SplitN(strings.TrimPrefix(v, "--config-env="), "=", 2)[0] + "=$ENV", Dynamic: true}, "git --config-env")
+			g.configs = append(g.configs, gitConfigOpt{Word{Value: strings.SplitN(strings.TrimPrefix(v, "--config-env="), "=", 2)[0] + "=$ENV", Dynamic: true}, "git --config-env"})
 		case strings.HasPrefix(v, "--exec-path="):
-			j.need(DangerFullAccess, "git --exec-path: runs git programs from another directory")
+			g.execPath = true
 		case v == "--git-dir" || v == "--work-tree":
-			dirs = append(dirs, next())
+			g.dirs = append(g.dirs, next())
 		case strings.HasPrefix(v, "--git-dir=") || strings.HasPrefix(v, "--work-tree="):
 			_, val, _ := strings.Cut(v, "=")
-			dirs = append(dirs, Word{Value: val, Home: strings.HasPrefix(val, "~/")})
+			g.dirs = append(g.dirs, Word{Value: val, Home: strings.HasPrefix(val, "~/")})
 		case v == "--namespace" || v == "--super-prefix" || v == "--attr-source" || v == "--list-cmds":
 			next()
 		}
-		i++
 	}
-	if i >= len(args) {
+	g.sub = min(i, len(args))
+	return g
+}
+
+// gitCommand is the subcommand and its arguments git runs for args, an
+// alias set with -c expanded ("git -c alias.p=push p" is git push), or
+// nil when it is unknown now or runs a shell command (alias.x=!cmd).
+func gitCommand(args []Word) []Word {
+	g := parseGitGlobals(args)
+	if g.dynamic || g.sub >= len(args) {
+		return nil
+	}
+	cmd := slices.Clone(args[g.sub:])
+	for range 8 { // git refuses alias loops
+		found := false
+		for k := len(g.configs) - 1; k >= 0; k-- {
+			kv := g.configs[k].kv
+			key, val, _ := strings.Cut(kv.Value, "=")
+			name, ok := strings.CutPrefix(strings.ToLower(key), "alias.")
+			if !ok || name != strings.ToLower(cmd[0].Value) {
+				continue
+			}
+			if kv.Dynamic || strings.HasPrefix(strings.TrimSpace(val), "!") {
+				return nil
+			}
+			var words []Word
+			for _, f := range strings.Fields(val) {
+				words = append(words, Word{Value: f})
+			}
+			if len(words) == 0 {
+				return nil
+			}
+			cmd, found = append(words, cmd[1:]...), true
+			break
+		}
+		if !found {
+			return cmd
+		}
+	}
+	return nil
+}
+
+func judgeGit(j *judge) {
+	args := j.c.Args
+	g := parseGitGlobals(args)
+	for _, c := range g.configs {
+		j.gitConfigPair(c.kv, c.how)
+	}
+	if g.execPath {
+		j.need(DangerFullAccess, "git --exec-path: runs git programs from another directory")
+	}
+	if g.dynamic {
+		j.needf(DangerFullAccess, "git %s: subcommand or option known only at run time", args[g.sub].Value)
 		return
 	}
-	sub, rest := args[i].Value, args[i+1:]
+	if g.sub >= len(args) {
+		return
+	}
+	cmd := gitCommand(args)
+	if cmd == nil {
+		j.needf(DangerFullAccess, "git %s: an alias that runs a command", args[g.sub].Value)
+		return
+	}
+	sub, rest := cmd[0].Value, cmd[1:]
 	level, why := j.gitSub(sub, rest)
 	if level == WorkspaceWrite {
-		for _, d := range dirs {
+		for _, d := range g.dirs {
 			paths, _, ok := j.resolve(d)
 			if !ok {
 				j.needf(DangerFullAccess, "git %s in %s: directory known only at run time", sub, d.Value)

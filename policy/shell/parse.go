@@ -1367,6 +1367,16 @@ func (p *parser) record(c *call) *Command {
 			}
 		}
 	}
+	if cmd.Dynamic == "" && cmd.Base() == "git" {
+		// git -c core.pager='curl x' log runs curl, as GIT_PAGER would
+		for _, c := range parseGitGlobals(cmd.Args).configs {
+			key, val, _ := strings.Cut(c.kv.Value, "=")
+			if c.kv.Dynamic && (key == "" || strings.Contains(key, "$")) || gitKeyRuns(key, Word{Value: val, Dynamic: c.kv.Dynamic}) {
+				cmd.Dynamic = c.how + " " + key + ": makes git run commands"
+				break
+			}
+		}
+	}
 	if len(p.dirs.list) > 1 || p.dirs.list[0] != "" {
 		cmd.Dirs = slices.Clone(p.dirs.list)
 	}

@@ -237,7 +237,8 @@ func (p Pattern) matchDeny(c *Command, forms []string) bool {
 
 // denyForms are the word lists, joined, a deny rule is tried against: the
 // command by its name, its clean path and its base name, its guess when
-// dynamic, each with any suffix of its wrapper chain in front.
+// dynamic, git's subcommand without git's options before it, each with
+// any suffix of its wrapper chain in front.
 func denyForms(c *Command) []string {
 	if c.Name.Value == "" && !c.Name.Dynamic {
 		return nil
@@ -259,6 +260,13 @@ func denyForms(c *Command) []string {
 		names = append(names, append([]string{n}, args...))
 		if strings.Contains(n, "/") {
 			names = append(names, append([]string{path.Clean(n)}, args...), append([]string{path.Base(n)}, args...))
+		}
+	}
+	if !c.Name.Dynamic && path.Base(c.Name.Value) == "git" {
+		// git -C dir push, git --no-pager push, git -c alias.p=push p:
+		// git push
+		if cmd := gitCommand(c.Args); cmd != nil && (len(cmd) != len(c.Args) || cmd[0].Value != c.Args[0].Value) {
+			names = append(names, append([]string{"git"}, wordValues(cmd, false)...))
 		}
 	}
 	if c.Function && len(c.Args) > 0 {

@@ -94,6 +94,18 @@ func TestPatternMatch(t *testing.T) {
 		{"wget:*", "cu* x", false, false},
 		{"ls:*", "LD_PRELOAD=x ls", true, false},
 		{"ls:*", "PATH=/tmp ls", true, false},
+		// git's options before its subcommand, and aliases -c sets
+		{"git push:*", "git -C /x push", true, false},
+		{"git push:*", "git --no-pager -c a.b=c push origin", true, false},
+		{"git push:*", "git --git-dir=.git --work-tree . push", true, false},
+		{"git push:*", "git -c alias.p=push p", true, false},
+		{"git push:*", "git -c alias.P='push --force' p origin", true, false},
+		{"git push:*", "git -c alias.a=b -c alias.b=push a", true, false},
+		{"git push:*", "sudo git -C /x push", true, false},
+		{"git push:*", "git -C push status", false, false},
+		{"git push:*", "git -c alias.push=status push", false, false},
+		{"git log:*", "git -c core.pager='curl x' log", true, false},
+		{"git log:*", "git -c alias.l='!git log' l", false, false},
 		// a function may run its arguments
 		{"curl:*", `f() { "$@"; }; f curl x`, true, false},
 		// word boundaries hold against lookalikes

@@ -238,6 +238,15 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// Reads: denyRead hides, allowRead re-opens inside it (allowRead wins:
 	// a denyRead it covers is dropped), writable again where a writable
 	// root and no denyWrite cover it.
+	// The protected paths' read-only binds: no writable bind goes below
+	// them (a pin on the way to a denied path there, or a re-opened path),
+	// or .claude/commands/x would take commands the next session runs.
+	var readOnly []string
+	for _, r := range prot.Rules {
+		if r.Access != mounts.ReadWrite {
+			readOnly = append(readOnly, r.Path)
+		}
+	}
 	var denied, reopened []string
 	for _, d := range denyRead {
 		if covered(d, allowRead) {
@@ -249,7 +258,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	for _, d := range denied {
 		for _, pin := range pinWay(fsys, d, writable) {
 			// Never a writable bind inside what is hidden or read-only.
-			if !covered(pin.Path, denied) && !covered(pin.Path, denyWrite) {
+			if !covered(pin.Path, denied) && !covered(pin.Path, denyWrite) && !covered(pin.Path, readOnly) {
 				rules = append(rules, pin)
 			}
 		}
@@ -260,7 +269,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 			continue
 		}
 		access := mounts.ReadOnly
-		if covered(a, writable) && !covered(a, denyWrite) {
+		if covered(a, writable) && !covered(a, denyWrite) && !covered(a, readOnly) {
 			access = mounts.ReadWrite
 		}
 		reopened = append(reopened, a)

@@ -209,10 +209,14 @@ func (j *judge) wrapper(w Wrapper) {
 		j.need(DangerFullAccess, "chroot: changes the root directory (needs root)")
 	case "nsenter", "unshare", "setpriv":
 		j.need(DangerFullAccess, name+": changes namespaces or privileges")
+	case "gosu", "su-exec":
+		j.need(DangerFullAccess, name+": runs as another user")
+	case "systemd-run":
+		j.need(DangerFullAccess, "systemd-run: runs a command as a service outside the sandbox")
 	case "fakeroot":
 		j.need(WorkspaceWrite, "fakeroot: runs with a preloaded library")
-	case "time", "strace":
-		// /usr/bin/time -o FILE, strace -o FILE
+	case "time", "strace", "ltrace":
+		// /usr/bin/time -o FILE, strace -o FILE, ltrace -o FILE
 		for i, a := range w.Args {
 			if a.Value == "-o" && i+1 < len(w.Args) {
 				j.write(w.Args[i+1], "writes", data)

@@ -264,6 +264,7 @@ type frame struct {
 	dirsUnknown bool
 	dynamic     string
 	params      []string // $0, $1, ... of a script string, for guesses
+	extra       bool     // more arguments are appended at run time (parallel)
 }
 
 func newSyntaxParser() *syntax.Parser {
@@ -1336,7 +1337,7 @@ func (p *parser) record(c *call) *Command {
 		Redirects: c.redirs,
 		Wrappers:  f.wrappers,
 		Dynamic:   c.dynamic,
-		ExtraArgs: c.extra,
+		ExtraArgs: c.extra || f.extra,
 		Piped:     f.piped,
 		Upstream:  f.upstream,
 	}
@@ -1371,6 +1372,10 @@ func (p *parser) record(c *call) *Command {
 		// git -c core.pager='curl x' log runs curl, as GIT_PAGER would
 		for _, c := range parseGitGlobals(cmd.Args).configs {
 			key, val, _ := strings.Cut(c.kv.Value, "=")
+			k := strings.ToLower(key)
+			if !c.kv.Dynamic && (k == "core.pager" || k == "core.editor" || k == "sequence.editor" || strings.HasPrefix(k, "pager.")) && safePager(Word{Value: val}) {
+				continue // git -c core.pager=cat, as GIT_PAGER=cat
+			}
 			if c.kv.Dynamic && (key == "" || strings.Contains(key, "$")) || gitKeyRuns(key, Word{Value: val, Dynamic: c.kv.Dynamic}) {
 				cmd.Dynamic = c.how + " " + key + ": makes git run commands"
 				break

@@ -83,6 +83,22 @@ func buildHandlers() {
 		"nsenter":          argvWrapper("nsenter", optSpec{flags: "amuinpUCTFZ", args: "tSG", optional: "rw", long: " all mount uts ipc net pid user cgroup time preserve-credentials no-fork follow-context ", longArgs: " target setuid setgid root wd ", chdir: true}),
 		"unshare":          argvWrapper("unshare", optSpec{flags: "muinpUCTfrcR", long: " mount uts ipc net pid user cgroup time fork map-root-user map-current-user mount-proc kill-child keep-caps ", longArgs: " propagation setgroups root wd map-user map-group map-users map-groups ", chdir: true}),
 		"setpriv":          argvWrapper("setpriv", optSpec{flags: "d", long: " dump no-new-privs clear-groups keep-groups init-groups reset-env ", longArgs: " reuid regid ruid rgid euid egid groups inh-caps ambient-caps bounding-set securebits pdeathsig selinux-label apparmor-profile landlock-access landlock-rule "}),
+		"ltrace":           argvWrapper("ltrace", optSpec{flags: "bcCfhiLrStTV", args: "aAeFlnopsuwxD", noCommand: "p"}),
+		"caffeinate":       argvWrapper("caffeinate", optSpec{flags: "dimsu", args: "tw"}),
+		"arch":             archWrapper,
+		"numactl":          argvWrapper("numactl", optSpec{flags: "alsH", args: "CimNpPw", long: " localalloc all show hardware balancing ", longArgs: " interleave membind cpunodebind physcpubind preferred preferred-many weighted-interleave cpubind "}),
+		"cpulimit":         argvWrapper("cpulimit", optSpec{flags: "fqkrizv", args: "lpe", long: " foreground quiet kill restore lazy include-children verbose ", longArgs: " limit pid exe cpu ", noCommand: "pe"}),
+		"nocache":          argvWrapper("nocache", optSpec{}),
+		"eatmydata":        argvWrapper("eatmydata", optSpec{}),
+		"chronic":          argvWrapper("chronic", optSpec{flags: "ev"}),
+		"sshpass":          argvWrapper("sshpass", optSpec{flags: "ev", args: "pfdP"}),
+		"tini":             argvWrapper("tini", optSpec{flags: "svwgl", args: "pe"}),
+		"dumb-init":        argvWrapper("dumb-init", optSpec{flags: "cv", args: "r", long: " single-child verbose ", longArgs: " rewrite "}),
+		"prlimit":          argvWrapper("prlimit", optSpec{args: "o", optional: "AcdefilmnqrstuvxyV", long: " as core cpu data fsize locks memlock msgqueue nice nofile nproc rss rtprio rttime sigpending stack noheadings raw verbose ", longArgs: " output ", noCommand: "p"}),
+		"gosu":             argvWrapper("gosu", optSpec{positional: 1}),
+		"su-exec":          argvWrapper("su-exec", optSpec{positional: 1}),
+		"systemd-run":      argvWrapper("systemd-run", optSpec{flags: "qrtPGSdh", args: "upEHM", long: " user system scope no-block wait quiet pipe pty shell collect no-ask-password same-dir send-sighup remain-after-exit ", longArgs: " unit property description slice uid gid nice working-directory setenv on-active on-boot on-startup on-unit-active on-unit-inactive on-calendar on-clock-change on-timezone-change path-property socket-property timer-property service-type machine host ", chdir: true}),
+		"parallel":         parallelWrapper,
 		"runuser":          suWrapper("runuser"),
 		"su":               suWrapper("su"),
 		"flock":            flockWrapper,
@@ -118,6 +134,73 @@ func buildHandlers() {
 		handlers[sh] = shellWrapper
 	}
 	handlerTable = handlers
+}
+
+// archWrapper handles macOS's arch -x86_64 [-e NAME=VALUE] [-d NAME] command
+// (on Linux, arch takes no command).
+func archWrapper(p *parser, c *call) unwrapped {
+	i := 1
+	for i < len(c.words) && !c.words[i].Dynamic && strings.HasPrefix(c.words[i].Value, "-") {
+		switch c.words[i].Value {
+		case "-e":
+			if i+1 < len(c.words) && isAssignment(c.words[i+1].Value) {
+				name, val, _ := strings.Cut(c.words[i+1].Value, "=")
+				c.assigns = append(c.assigns, Assign{Name: name, Value: Word{Value: val}})
+			}
+			i++
+		case "-d":
+			i++
+		}
+		i++
+	}
+	if i >= len(c.words) {
+		return plain
+	}
+	c.wrap("arch", i)
+	return inner
+}
+
+var parallelOpts = optSpec{
+	flags:    "0kmquvX",
+	args:     "adEIjlLnNPsS",
+	long:     " null keep-order quote ungroup group line-buffer verbose dry-run bar progress eta will-cite tag xargs pipe plus fg bg shuf trim-none no-notice halt-on-error ",
+	longArgs: " jobs max-procs arg-file delimiter max-args max-replace-args max-lines replace colsep timeout retries delay joblog results halt tmpdir workdir wd sshlogin env load memfree nice block tagstring basefile return transfer-file header termseq ",
+}
+
+// parallelWrapper handles GNU parallel: its command words, up to :::, are
+// a shell command it runs with more arguments; without them, each argument
+// is a command, or, with none either, each line of its input.
+func parallelWrapper(p *parser, c *call) unwrapped {
+	s := parallelOpts.scan(c.words, 1)
+	c.apply("parallel", parallelOpts, s)
+	w := Wrapper{Name: "parallel", Args: slices.Clone(c.words[:s.end])}
+	cmd, args := c.words[s.end:], []Word(nil)
+	if k := slices.IndexFunc(cmd, func(w Word) bool { return !w.Dynamic && strings.HasPrefix(w.Value, ":::") }); k >= 0 {
+		cmd, args = cmd[:k], cmd[k:]
+	}
+	if len(cmd) > 0 {
+		c.f.extra = true
+		return p.nested(c, w, joinWords(cmd), nil, false)
+	}
+	var scripts []Word
+	for _, a := range args {
+		if a.Dynamic || !strings.HasPrefix(a.Value, ":::") {
+			scripts = append(scripts, a)
+		} else if strings.HasPrefix(a.Value, "::::") {
+			scripts = nil // commands read from files
+			break
+		}
+	}
+	if len(scripts) == 0 {
+		if c.dynamic == "" {
+			c.dynamic = "parallel runs the commands it reads from its input or a file"
+		}
+		return plain
+	}
+	for _, sc := range scripts {
+		p.nested(c, w, sc, nil, false)
+	}
+	return done
 }
 
 // runsOperand reports a program that runs its arguments as a command or

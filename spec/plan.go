@@ -148,6 +148,19 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 			writable = append(writable, paths...)
 		}
 		writable = slices.DeleteFunc(writable, func(w string) bool { return w != ws && covered(w, denyWrite) })
+		// No setting opens the caller's own configuration, the settings
+		// files or cordon itself: an allowWrite of ~/.bashrc, of
+		// ~/.claude/commands/x, of a symlink to them, or Claude Code's
+		// allow Edit(~/.zshrc) (for its own tool) is no writable root.
+		own := ownPaths(p, req, fsys)
+		isOwn := func(w string) bool {
+			real, _, err := mounts.Resolve(fsys, w)
+			return covered(w, own) || err == nil && covered(real, own)
+		}
+		if isOwn(ws) {
+			return pl, fmt.Errorf("%w: the workspace %s is protected configuration (the settings files, shell startup files, ~/.claude/commands, ...): cordon cannot make it writable", ErrInvalid, ws)
+		}
+		writable = slices.DeleteFunc(writable, func(w string) bool { return w != ws && isOwn(w) })
 		writable = outermost(writable)
 	}
 
@@ -319,6 +332,26 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	pl.checks = res.Checks
 	pl.landlock = append(pl.landlock, checkRules(res.Checks)...)
 	return pl, nil
+}
+
+// ownPaths are the host paths that stay read-only whatever the settings:
+// the caller's own configuration (policy.ProtectedInHome), the settings
+// files and cordon's binary, each also where its symlinks lead.
+func ownPaths(p *policy.Policy, req Request, fsys fs.FS) []string {
+	var own []string
+	for _, rel := range policy.ProtectedInHome {
+		own = append(own, path.Join(p.Home, rel))
+	}
+	own = append(own, p.SettingsFiles...)
+	if h := req.Host.Executable; h != "" {
+		own = append(own, h)
+	}
+	for _, o := range slices.Clone(own) {
+		if real, _, err := mounts.Resolve(fsys, o); err == nil && real != o {
+			own = append(own, real)
+		}
+	}
+	return own
 }
 
 // pinWay binds every directory between the writable root holding p and

@@ -18,6 +18,7 @@ import (
 
 // TestSettings compiles settings sets into specs. Each testdata/settings
 // archive holds the files of a host (home/u/..., home/u/ws/..., etc/...)
+// (a file holding "symlink: TARGET" is a symlink to TARGET)
 // and optionally an "args" file with command line flags, one per line;
 // the golden file holds either the error (one line, file:line:col) or the
 // report (every value and its source, what was ignored) and the compiled
@@ -43,6 +44,9 @@ func TestSettings(t *testing.T) {
 					continue
 				}
 				fsys[f.Name] = &fstest.MapFile{Data: f.Data, Mode: 0o644}
+				if target, ok := strings.CutPrefix(string(f.Data), "symlink: "); ok {
+					fsys[f.Name] = &fstest.MapFile{Data: []byte(strings.TrimSpace(target)), Mode: fs.ModeSymlink | 0o777}
+				}
 				if strings.HasSuffix(f.Name, "/") {
 					fsys[strings.TrimSuffix(f.Name, "/")] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
 					delete(fsys, f.Name)

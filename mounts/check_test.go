@@ -238,3 +238,92 @@ func TestRecorderMemo(t *testing.T) {
 		t.Errorf("Identity(/a) = %v, %v", id, ok)
 	}
 }
+
+// TestProtectGitDirRoots: the git directory a .git file names is writable
+// (a worktree's, a submodule's) only when it is one: it holds HEAD. A
+// submodule's must lie in the repository's own git directory (its
+// modules): a .git file the command wrote into an uninitialised
+// submodule's directory, naming the home, made the whole home writable on
+// the next run.
+func TestProtectGitDirRoots(t *testing.T) {
+	dir := &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Mode: 0o644, Data: []byte(s)} }
+	tests := []struct {
+		name string
+		fs   fstest.MapFS
+		want []string
+	}{{
+		name: "worktree",
+		fs: fstest.MapFS{
+			"ws/.git":                          file("gitdir: /main/.git/worktrees/ws\n"),
+			"main/.git/worktrees/ws/HEAD":      file("ref: refs/heads/x\n"),
+			"main/.git/worktrees/ws/commondir": file("../..\n"),
+			"main/.git/HEAD":                   file("ref: refs/heads/main\n"),
+		},
+		want: []string{"/main/.git/worktrees/ws", "/main/.git"},
+	}, {
+		name: "a worktree's submodule",
+		fs: fstest.MapFS{
+			"ws/.git":                     file("gitdir: /main/.git/worktrees/ws\n"),
+			"ws/.gitmodules":              file("[submodule \"lib\"]\n\tpath = lib\n"),
+			"ws/lib/.git":                 file("gitdir: /main/.git/worktrees/ws/modules/lib\n"),
+			"main/.git/worktrees/ws/HEAD": file("ref: refs/heads/x\n"),
+			"main/.git/worktrees/ws/modules/lib/HEAD": file("ref: refs/heads/x\n"),
+		},
+		want: []string{"/main/.git/worktrees/ws"},
+	}, {
+		name: "a submodule's .git naming the home",
+		fs: fstest.MapFS{
+			"ws/.git/HEAD":   file("ref: refs/heads/main\n"),
+			"ws/.gitmodules": file("[submodule \"sub\"]\n\tpath = sub\n\turl = https://example.com/x.git\n"),
+			"ws/sub/.git":    file("gitdir: /home/u\n"),
+			"home/u/.bashrc": file(""),
+		},
+	}, {
+		name: "a submodule's .git naming another repository",
+		fs: fstest.MapFS{
+			"ws/.git/HEAD":           file("ref: refs/heads/main\n"),
+			"ws/.gitmodules":         file("[submodule \"sub\"]\n\tpath = sub\n"),
+			"ws/sub/.git":            file("gitdir: /home/u/other/.git\n"),
+			"home/u/other/.git/HEAD": file("ref: refs/heads/main\n"),
+		},
+	}, {
+		name: "a submodule's commondir naming the home",
+		fs: fstest.MapFS{
+			"ws/.git/HEAD":                  file("ref: refs/heads/main\n"),
+			"ws/.gitmodules":                file("[submodule \"lib\"]\n\tpath = lib\n"),
+			"ws/lib/.git":                   file("gitdir: ../.git/modules/lib\n"),
+			"ws/.git/modules/lib/HEAD":      file("ref: refs/heads/main\n"),
+			"ws/.git/modules/lib/commondir": file("/home/u\n"),
+			"home/u/.bashrc":                file(""),
+		},
+	}, {
+		name: "a worktree's commondir naming the home",
+		fs: fstest.MapFS{
+			"ws/.git":                          file("gitdir: /main/.git/worktrees/ws\n"),
+			"main/.git/worktrees/ws/HEAD":      file("ref: refs/heads/x\n"),
+			"main/.git/worktrees/ws/commondir": file("/home/u\n"),
+			"home/u/.bashrc":                   file(""),
+		},
+		want: []string{"/main/.git/worktrees/ws"},
+	}, {
+		name: "the workspace's .git naming a directory that is no git directory",
+		fs: fstest.MapFS{
+			"ws/.git":        file("gitdir: /home/u\n"),
+			"home/u/.bashrc": file(""),
+			"home/u":         dir,
+		},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fs["ws"] = dir
+			pr, err := Protect(tc.fs, []string{"/ws"}, []string{".git/hooks"}, []string{"hooks", "config"}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, pr.Roots); diff != "" {
+				t.Errorf("roots (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

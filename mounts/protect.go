@@ -91,7 +91,8 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []strin
 			pr.Rules = append(pr.Rules, Rule{Path: f, Access: ReadOnly})
 		}
 		for _, gitdir := range dirs {
-			if !seen[gitdir] && !within(gitdir, real) && !slices.ContainsFunc(roots, func(r string) bool { return below(gitdir, r) }) {
+			inRoot := func(r string) bool { return below(gitdir, r) }
+			if !seen[gitdir] && !within(gitdir, real) && !slices.ContainsFunc(roots, inRoot) && !slices.ContainsFunc(pr.Roots, inRoot) {
 				pr.Roots = append(pr.Roots, gitdir)
 			}
 			// A git directory's hooks and config are protected wherever
@@ -293,7 +294,14 @@ func nestedDirs(fsys fs.FS, root string, names []string) []nestedDir {
 // of its submodules when their .git is a file ("gitdir: ..."), and the
 // common directory of a worktree, resolved; and those .git files.
 func gitDirs(fsys fs.FS, root string) (dirs, gitfiles []string) {
-	add := func(gitfile string) {
+	// own are the repository's own git directories: a submodule's lies in
+	// one of them (modules/NAME), where a .git file the command wrote into
+	// an uninitialised submodule's directory cannot point elsewhere.
+	var own []string
+	if real, fi, err := Resolve(fsys, path.Join(root, ".git")); err == nil && fi.IsDir() {
+		own = append(own, real)
+	}
+	add := func(gitfile string, sub bool) {
 		data, err := fs.ReadFile(fsys, rel2fs(gitfile))
 		if err != nil {
 			return
@@ -311,20 +319,37 @@ func gitDirs(fsys fs.FS, root string) (dirs, gitfiles []string) {
 		if err != nil || !fi.IsDir() {
 			return
 		}
+		// A git directory holds HEAD: a .git file (or a commondir) naming
+		// the home must not make it writable; a submodule's lies in the
+		// repository's own.
+		isGitDir := func(d string) bool {
+			head, err := fs.Stat(fsys, rel2fs(path.Join(d, "HEAD")))
+			return err == nil && head.Mode().IsRegular() &&
+				(!sub || slices.ContainsFunc(own, func(g string) bool { return within(d, g) }))
+		}
+		if !isGitDir(gitdir) {
+			return
+		}
 		gitfiles = append(gitfiles, gitfile)
 		dirs = append(dirs, gitdir)
+		if !sub {
+			own = append(own, gitdir)
+		}
 		// A worktree's objects and refs live in its common directory.
 		if data, err := fs.ReadFile(fsys, rel2fs(path.Join(gitdir, "commondir"))); err == nil {
 			common := strings.TrimSpace(string(data))
 			if !path.IsAbs(common) {
 				common = path.Join(gitdir, common)
 			}
-			if c, fi, err := Resolve(fsys, common); err == nil && fi.IsDir() {
+			if c, fi, err := Resolve(fsys, common); err == nil && fi.IsDir() && isGitDir(c) {
 				dirs = append(dirs, c)
+				if !sub {
+					own = append(own, c)
+				}
 			}
 		}
 	}
-	add(path.Join(root, ".git"))
+	add(path.Join(root, ".git"), false)
 	if f, err := fsys.Open(rel2fs(path.Join(root, ".gitmodules"))); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
@@ -332,7 +357,7 @@ func gitDirs(fsys fs.FS, root string) (dirs, gitfiles []string) {
 			if ok && strings.TrimSpace(k) == "path" {
 				sub := path.Clean(strings.TrimSpace(v))
 				if !path.IsAbs(sub) && !strings.HasPrefix(sub, "..") {
-					add(path.Join(root, sub, ".git"))
+					add(path.Join(root, sub, ".git"), true)
 				}
 			}
 		}

@@ -247,3 +247,36 @@ func TestManagedDenyGlobAllowRead(t *testing.T) {
 		})
 	}
 }
+
+// TestLiteralPaths: sandbox-runtime's {"path": P, "literal": true} and
+// Claude Code's additionalDirectories (directories, not patterns) name
+// exactly their path, also where the home or the current directory holds
+// pattern metacharacters.
+func TestLiteralPaths(t *testing.T) {
+	o := LoadOptions{Workspace: "/w{1}", Cwd: "/w{1}", Home: "/home/a[b]"}
+	tests := []struct {
+		format format
+		data   string
+		list   func(*layer) []entry
+		want   string // the path the one entry must match
+		not    string // a path it must not match
+	}{
+		{formatSRT, `{"filesystem": {"denyRead": [{"path": "~/x[1]", "literal": true}]}}`, func(l *layer) []entry { return l.denyRead }, "/home/a[b]/x[1]", "/home/a[b]/x1"},
+		{formatSRT, `{"filesystem": {"denyRead": [{"path": "z*", "literal": true}]}}`, func(l *layer) []entry { return l.denyRead }, "/w{1}/z*", "/w{1}/za"},
+		{formatSRT, `{"filesystem": {"denyRead": ["~/y"]}}`, func(l *layer) []entry { return l.denyRead }, "/home/a[b]/y", "/home/a/y"},
+		{formatClaude, `{"permissions": {"additionalDirectories": ["~/p[1]"]}}`, func(l *layer) []entry { return l.additionalDirs }, "/home/a[b]/p[1]", "/home/a[b]/p1"},
+		{formatClaude, `{"permissions": {"additionalDirectories": ["~/*"]}}`, func(l *layer) []entry { return l.additionalDirs }, "/home/a[b]/*", "/home/a[b]/src"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.data, func(t *testing.T) {
+			l, err := readLayer("f.json", []byte(tc.data), ScopeUser, tc.format, o, o.Home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			es := tc.list(l)
+			if len(es) != 1 || !MatchPattern(es[0].V, tc.want) || MatchPattern(es[0].V, tc.not) {
+				t.Errorf("%v: want a pattern matching %q and not %q", es, tc.want, tc.not)
+			}
+		})
+	}
+}

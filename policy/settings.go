@@ -281,13 +281,16 @@ func (d *decoder) paths(n *node, key string) ([]entry, error) {
 		default:
 			return nil, d.errAt(it.pos, "%s must contain paths (strings), not %s", key, it.kind)
 		}
+		if literal {
+			// Escaped before it is made absolute: the home or the current
+			// directory it is joined to is escaped already.
+			raw = EscapePattern(raw)
+		}
 		abs, err := d.pathDir(raw)
 		if err != nil {
 			return nil, d.errAt(it.pos, "%s: %v", key, err)
 		}
-		if literal {
-			abs = EscapePattern(abs)
-		} else if err := ValidatePattern(abs); err != nil {
+		if err := ValidatePattern(abs); err != nil {
 			return nil, d.errAt(it.pos, "%s: %v", key, err)
 		}
 		out = append(out, entry{abs, d.src(it.pos)})
@@ -641,7 +644,8 @@ func (d *decoder) permissions(n *node) error {
 				}
 			}
 		case "additionalDirectories":
-			l.additionalDirs, err = d.strings(v, name, func(s string) (string, error) { return d.pathDir(s) })
+			// Directories, not patterns: "~/p[1]" is that directory.
+			l.additionalDirs, err = d.strings(v, name, func(s string) (string, error) { return d.pathDir(EscapePattern(s)) })
 		case "disableBypassPermissionsMode":
 			l.disableBypass, err = d.str(v, name)
 			if err == nil && l.disableBypass.V != "disable" {

@@ -157,7 +157,9 @@ func buildJudges() {
 		"perl": judgePerl,
 		"find": judgeFind, "sort": judgeSort, "uniq": judgeUniq, "tree": judgeTree, "xxd": judgeXxd,
 		"iconv": judgeOutputOpt("o", "--output"), "yq": judgeYq, "rg": judgeRg,
-		"tar": judgeTar, "unzip": judgeUnzip, "zip": judgeZip,
+		"history": judgeHistory, "less": judgeLess, "xmllint": judgeOutputOpt("", "--output"),
+		"cloc": judgeOutputOpt("", "--report-file"),
+		"tar":  judgeTar, "unzip": judgeUnzip, "zip": judgeZip,
 		"gzip": judgeCompress, "gunzip": judgeCompress, "bzip2": judgeCompress, "bunzip2": judgeCompress,
 		"xz": judgeCompress, "unxz": judgeCompress, "zstd": judgeCompress, "unzstd": judgeCompress,
 		"lz4": judgeCompress, "compress": judgeCompress, "uncompress": judgeCompress,
@@ -543,7 +545,8 @@ func judgeSed(j *judge) {
 		case v == "--sandbox":
 			sandbox = true
 			continue
-		case v == "--in-place" || strings.HasPrefix(v, "--in-place="):
+		case len(v) > 2 && strings.HasPrefix("--in-place", strings.SplitN(v, "=", 2)[0]):
+			// --in-place, or a prefix of it, which getopt_long takes
 			inPlace = true
 			continue
 		}
@@ -852,20 +855,62 @@ func judgeOutputOpt(short, long string) func(j *judge) {
 	return func(j *judge) {
 		for i, a := range j.c.Args {
 			switch {
-			case a.Value == "-"+short || a.Value == long:
+			case short != "" && a.Value == "-"+short || a.Value == long:
 				if i+1 < len(j.c.Args) {
 					j.write(j.c.Args[i+1], "writes", data)
 				}
 			case strings.HasPrefix(a.Value, long+"="):
 				j.write(Word{Value: strings.TrimPrefix(a.Value, long+"="), Dynamic: a.Dynamic}, "writes", data)
-			case strings.HasPrefix(a.Value, "-"+short) && len(a.Value) > 2 && !strings.HasPrefix(a.Value, "--"):
+			case short != "" && strings.HasPrefix(a.Value, "-"+short) && len(a.Value) > 2 && !strings.HasPrefix(a.Value, "--"):
 				j.write(Word{Value: a.Value[2:], Dynamic: a.Dynamic}, "writes", data)
 			}
 		}
 	}
 }
 
-var judgeSort = judgeOutputOpt("o", "--output")
+var sortSpec = optSpec{
+	flags:    "bcCdfghiMmnRrsuVz",
+	args:     "koStT",
+	long:     " ignore-leading-blanks dictionary-order ignore-case general-numeric-sort ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort reverse version-sort merge stable unique zero-terminated debug help version ",
+	longArgs: " key output field-separator buffer-size temporary-directory sort random-source compress-program files0-from batch-size parallel check ",
+}
+
+// judgeSort: sort -o FILE writes it, however it is spelled (sort -ro f,
+// sort --out=f); --compress-program runs a program.
+func judgeSort(j *judge) {
+	_, opts := operands(j.c.Args, sortSpec)
+	if w, ok := opt(opts, "o", "--output"); ok {
+		j.write(w, "writes", data)
+	}
+	if w, ok := opts["--compress-program"]; ok {
+		j.needf(DangerFullAccess, "sort --compress-program: runs %s", w.Value)
+	}
+}
+
+// judgeHistory: history -w and -a write the history to a file, $HISTFILE
+// (in the home directory) without one.
+func judgeHistory(j *judge) {
+	ops, opts := operands(j.c.Args, optSpec{flags: "acnrwps", args: "d"})
+	if !has(opts, "w", "a") {
+		return
+	}
+	if len(ops) == 0 {
+		j.write(Word{Value: "~/.bash_history", Home: true}, "writes the history to", data)
+		return
+	}
+	j.write(ops[0], "writes the history to", data)
+}
+
+// judgeLess: less -o and -O (--log-file, --LOG-FILE) copy the input to a
+// file.
+func judgeLess(j *judge) {
+	_, opts := operands(j.c.Args, optSpec{flags: "?aABcCdeEfFgGiIJKLmMnNqQrRsSuUVwWX~", args: "bhjkoOpPtTxyzD#", longArgs: " log-file LOG-FILE tag tag-file pattern prompt shift tabs window lesskey-file ", long: " help version quit-at-eof QUIT-AT-EOF quit-if-one-screen no-init RAW-CONTROL-CHARS raw-control-chars chop-long-lines ignore-case IGNORE-CASE line-numbers LINE-NUMBERS mouse squeeze-blank-lines "})
+	for _, k := range []string{"o", "O", "--log-file", "--LOG-FILE"} {
+		if w, ok := opts[k]; ok {
+			j.write(w, "logs to", data)
+		}
+	}
+}
 
 func judgeTree(j *judge) { judgeOutputOpt("o", "-o")(j) }
 

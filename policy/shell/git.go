@@ -299,10 +299,41 @@ func (j *judge) gitSub(sub string, rest []Word) (Level, string) {
 			j.write(ops[0], "creates a repository in", change)
 		}
 	}
+	if sub == "grep" {
+		if pager := gitGrepPager(rest); pager != "" {
+			return DangerFullAccess, "git grep -O" + pager + ": runs a command"
+		}
+	}
 	if gitReadOnly[sub] {
 		return ReadOnly, ""
 	}
 	return WorkspaceWrite, "git " + sub
+}
+
+// gitGrepPager is the command git grep -O<cmd> (--open-files-in-pager=cmd,
+// or a prefix of it) runs with the matching files, or "".
+func gitGrepPager(args []Word) string {
+	for _, a := range args {
+		v := a.Value
+		if v == "--" {
+			break
+		}
+		if name, val, ok := strings.Cut(v, "="); ok && len(name) >= 4 && strings.HasPrefix("--open-files-in-pager", name) {
+			return cmpOr(val, "''")
+		}
+		// -O bundled with other short options: -iOvim (not -eFOO, a pattern)
+		if !strings.HasPrefix(v, "--") && strings.HasPrefix(v, "-") {
+			for i := 1; i < len(v); i++ {
+				if v[i] == 'O' && i+1 < len(v) {
+					return v[i+1:]
+				}
+				if strings.IndexByte("efABCm0123456789O", v[i]) >= 0 {
+					break
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // gitConfig judges git config: reads are ReadOnly, writes to the user's

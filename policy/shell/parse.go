@@ -1381,6 +1381,11 @@ func (p *parser) record(c *call) *Command {
 				break
 			}
 		}
+		if sub := gitCommand(cmd.Args); cmd.Dynamic == "" && len(sub) > 0 && sub[0].Value == "grep" {
+			if pager := gitGrepPager(sub[1:]); pager != "" {
+				cmd.Dynamic = "git grep -O" + pager + ": runs a command with the matching files"
+			}
+		}
 	}
 	if len(p.dirs.list) > 1 || p.dirs.list[0] != "" {
 		cmd.Dirs = slices.Clone(p.dirs.list)

@@ -99,6 +99,8 @@ func buildHandlers() {
 		"su-exec":          argvWrapper("su-exec", optSpec{positional: 1}),
 		"systemd-run":      argvWrapper("systemd-run", optSpec{flags: "qrtPGSdh", args: "upEHM", long: " user system scope no-block wait quiet pipe pty shell collect no-ask-password same-dir send-sighup remain-after-exit ", longArgs: " unit property description slice uid gid nice working-directory setenv on-active on-boot on-startup on-unit-active on-unit-inactive on-calendar on-clock-change on-timezone-change path-property socket-property timer-property service-type machine host ", chdir: true}),
 		"parallel":         parallelWrapper,
+		"fd":               fdWrapper,
+		"fdfind":           fdWrapper,
 		"runuser":          suWrapper("runuser"),
 		"su":               suWrapper("su"),
 		"flock":            flockWrapper,
@@ -317,6 +319,7 @@ func (sp optSpec) scan(words []Word, i int) scanned {
 		}
 		if strings.HasPrefix(v, "--") {
 			name, val, eq := strings.Cut(v[2:], "=")
+			name = sp.longName(name)
 			switch {
 			case strings.Contains(sp.longArgs, " "+name+" "):
 				if !eq && i+1 < len(words) {
@@ -361,6 +364,26 @@ func (sp optSpec) scan(words []Word, i int) scanned {
 	}
 	s.end = i
 	return s
+}
+
+// longName is the long option name stands for: getopt_long takes a
+// unique prefix of a long option for it (sort --out=f is --output=f).
+func (sp optSpec) longName(name string) string {
+	if name == "" || strings.Contains(sp.long, " "+name+" ") || strings.Contains(sp.longArgs, " "+name+" ") {
+		return name
+	}
+	found := ""
+	for _, l := range [2]string{sp.long, sp.longArgs} {
+		for _, o := range strings.Fields(l) {
+			if strings.HasPrefix(o, name) && o != found {
+				if found != "" {
+					return name // ambiguous: getopt_long refuses it
+				}
+				found = o
+			}
+		}
+	}
+	return cmpOr(found, name)
 }
 
 func isAssignment(v string) bool {
@@ -1002,4 +1025,138 @@ func findWrapper(p *parser, c *call) unwrapped {
 		j = k
 	}
 	return done
+}
+
+// fdArgs are fd's short options that take a value.
+const fdArgs = "etdESojcC"
+
+// fdWrapper records fd itself and the command of its -x (--exec) or -X
+// (--exec-batch): the words after it up to a ";". A placeholder ({}, {/},
+// {//}, {.}, {/.}) stands for a path under the search path; without one
+// the paths are appended.
+func fdWrapper(p *parser, c *call) unwrapped {
+	w := c.words
+	var ops []Word
+	base, unknownDir := "", false
+	p.record(c)
+	for i := 1; i < len(w); i++ {
+		a := w[i]
+		v := a.Value
+		if a.Dynamic || !strings.HasPrefix(v, "-") || v == "-" {
+			ops = append(ops, a)
+			continue
+		}
+		if v == "--" {
+			ops = append(ops, w[i+1:]...)
+			break
+		}
+		name, val, eq := strings.Cut(v, "=")
+		action, first := "", Word{}
+		switch {
+		case name == "--exec" || name == "--exec-batch":
+			action = name
+			if eq {
+				first = Word{Value: val}
+			}
+		case name == "--search-path":
+			if !eq && i+1 < len(w) {
+				i++
+				val = w[i].Value
+			}
+			base = val
+		case name == "--base-directory":
+			unknownDir = true
+			if !eq {
+				i++
+			}
+		case strings.HasPrefix(v, "--"):
+			switch name {
+			case "--extension", "--type", "--max-depth", "--min-depth", "--exact-depth", "--exclude", "--size",
+				"--changed-within", "--changed-before", "--change-newer-than", "--change-older-than", "--newer", "--older",
+				"--owner", "--threads", "--max-results", "--path-separator", "--color", "--ignore-file", "--batch-size",
+				"--format", "--max-buffer-time", "--and", "--hyperlink":
+				if !eq {
+					i++
+				}
+			}
+		default:
+			for k := 1; k < len(v); k++ {
+				switch ch := v[k]; {
+				case ch == 'x' || ch == 'X':
+					action = "--exec"
+					if ch == 'X' {
+						action = "--exec-batch"
+					}
+					if k+1 < len(v) {
+						first = Word{Value: v[k+1:]}
+					}
+				case strings.IndexByte(fdArgs, ch) >= 0:
+					if k+1 == len(v) {
+						i++
+					}
+				default:
+					continue
+				}
+				break
+			}
+		}
+		if action == "" {
+			continue
+		}
+		k := i + 1
+		for k < len(w) && (w[k].Dynamic || w[k].Value != ";") {
+			k++
+		}
+		words := w[i+1 : k]
+		if first.Value != "" {
+			words = append([]Word{first}, words...)
+		}
+		fdExec(p, c, Wrapper{Name: "fd " + action, Args: slices.Clone(w[:i+1])}, words, &base, ops, unknownDir)
+		i = k
+	}
+	return done
+}
+
+// fdExec records the command of fd's -x or -X.
+func fdExec(p *parser, c *call, wr Wrapper, words []Word, base *string, ops []Word, unknownDir bool) {
+	if *base == "" {
+		switch {
+		case len(ops) <= 1:
+			*base = "."
+		case len(ops) == 2 && !ops[1].Dynamic:
+			*base = ops[1].Value
+			if ops[1].Home {
+				*base = "~" + strings.TrimPrefix(*base, "~")
+			} else if strings.HasPrefix(*base, "~") {
+				*base = "./" + *base
+			}
+		}
+	}
+	sub := &call{assigns: c.assigns, f: c.f, dynamic: c.dynamic}
+	placeholder := false
+	for _, a := range words {
+		if !a.Dynamic {
+			for _, ph := range []string{"{}", "{/}", "{//}", "{.}", "{/.}"} {
+				if strings.Contains(a.Value, ph) {
+					placeholder = true
+					if a.Value == "{}" || a.Value == "{.}" {
+						a = Word{Value: a.Value, Dynamic: true, Base: *base, Guess: a.Value}
+					} else {
+						a = Word{Value: a.Value, Dynamic: true, Guess: strings.ReplaceAll(a.guessed(), ph, "")}
+					}
+					break
+				}
+			}
+		}
+		sub.words = append(sub.words, a)
+	}
+	if len(sub.words) == 0 {
+		return
+	}
+	sub.extra = !placeholder
+	sub.f.wrappers = append(slices.Clip(c.f.wrappers), wr)
+	if unknownDir {
+		sub.f.dirsUnknown = true
+	}
+	p.call(sub)
 }

@@ -348,7 +348,7 @@ func flagLayer(o LoadOptions) (*layer, error) {
 			if err != nil {
 				return &SettingsError{File: "--" + flag, Msg: err.Error()}
 			}
-			*dst = append(*dst, entry{nv, src})
+			*dst = append(*dst, entry{V: nv, Src: src})
 		}
 		return nil
 	}

@@ -280,3 +280,85 @@ func TestLiteralPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestManagedLocksClaude: the managed locks as Claude Code writes them
+// (top-level allowManagedPermissionRulesOnly,
+// sandbox.network.allowManagedDomainsOnly,
+// sandbox.filesystem.allowManagedReadPathsOnly) lock as cordon's own do,
+// and the lock on permission rules also drops what the rules it cuts
+// would have opened in the sandbox (Edit → allowWrite, Read → allowRead,
+// WebFetch → allowedDomains). Outside managed settings Claude Code ignores
+// them, and so does cordon, saying so.
+func TestManagedLocksClaude(t *testing.T) {
+	user := `{"permissions": {"allow": ["Bash(curl:*)", "Edit(~/notes)", "Read(~/.aws/config)", "WebFetch(domain:evil.example)"]},
+	  "sandbox": {"network": {"allowedDomains": ["user.example"]}, "filesystem": {"allowRead": ["~/.kube/config"]}}}`
+	tests := []struct {
+		name, managed string
+		managedFile   string
+		wantAllow     []string
+		wantWrite     []string
+		wantRead      []string
+		wantDomains   []string
+	}{{
+		name:        "Claude Code's",
+		managedFile: "etc/claude-code/managed-settings.json",
+		managed: `{"allowManagedPermissionRulesOnly": true, "permissions": {"allow": ["Bash(make:*)"]},
+		  "sandbox": {"network": {"allowManagedDomainsOnly": true, "allowedDomains": ["corp.example"]}, "filesystem": {"allowManagedReadPathsOnly": true}}}`,
+		wantAllow:   []string{"Bash(make:*)"},
+		wantDomains: []string{"corp.example"},
+	}, {
+		name:        "cordon's",
+		managedFile: "etc/cordon/managed-settings.json",
+		managed:     `{"cordon": {"allowManagedPermissionRulesOnly": true}, "permissions": {"allow": ["Bash(make:*)"]}}`,
+		wantAllow:   []string{"Bash(make:*)"},
+		wantRead:    []string{"/home/u/.kube/config"},
+		wantDomains: []string{"user.example"},
+	}, {
+		name:        "no lock",
+		managedFile: "etc/cordon/managed-settings.json",
+		managed:     `{"permissions": {"allow": ["Bash(make:*)"]}}`,
+		wantAllow:   []string{"Bash(curl:*)", "Edit(~/notes)", "Read(~/.aws/config)", "WebFetch(domain:evil.example)", "Bash(make:*)"},
+		wantWrite:   []string{"/home/u/notes"},
+		wantRead:    []string{"/home/u/.aws/config", "/home/u/.kube/config"},
+		wantDomains: []string{"evil.example", "user.example"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{
+				tc.managedFile:                 {Data: []byte(tc.managed)},
+				"home/u/.claude/settings.json": {Data: []byte(user)},
+			}
+			p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys,
+				ManagedFiles: []string{"/etc/cordon/managed-settings.json", "/etc/claude-code/managed-settings.json"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var allow []string
+			for _, r := range p.Permissions.Allow {
+				allow = append(allow, r.String())
+			}
+			for _, c := range []struct {
+				name      string
+				want, got []string
+			}{
+				{"permissions.allow", tc.wantAllow, allow},
+				{"allowWrite", tc.wantWrite, p.Filesystem.AllowWrite},
+				{"allowRead", tc.wantRead, p.Filesystem.AllowRead},
+				{"allowedDomains", tc.wantDomains, p.Network.AllowedDomains},
+			} {
+				if diff := cmp.Diff(c.want, c.got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", c.name, diff)
+				}
+			}
+		})
+	}
+	// In a user's file they are ignored, and reported.
+	fsys := fstest.MapFS{"home/u/.claude/settings.json": {Data: []byte(`{"allowManagedPermissionRulesOnly": true, "sandbox": {"network": {"allowManagedDomainsOnly": true}, "filesystem": {"allowManagedReadPathsOnly": true}}}`)}}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Report.Ignored) != 3 {
+		t.Errorf("ignored %+v, want the three locks", p.Report.Ignored)
+	}
+}

@@ -350,6 +350,19 @@ func (m *merger) finish(layers []*layer) {
 	managedOnly("sandbox.filesystem.allowRead", "cordon.allowManagedReadPathsOnly")
 	managedOnly("sandbox.filesystem.allowWrite", "cordon.allowManagedWritePathsOnly")
 	managedOnly("permissions.allow", "cordon.allowManagedPermissionRulesOnly")
+	if locked("cordon.allowManagedPermissionRulesOnly") {
+		// What the cut rules would have opened in the sandbox goes with
+		// them.
+		for _, key := range []string{"sandbox.filesystem.allowRead", "sandbox.filesystem.allowWrite", "sandbox.network.allowedDomains"} {
+			m.lists[key] = slices.DeleteFunc(m.lists[key], func(e entry) bool {
+				if e.Rule == "" || e.Src.Scope == ScopeManaged || e.Src.Scope == ScopeDefault {
+					return false
+				}
+				m.ignored(key, e.V, e.Src, "cordon.allowManagedPermissionRulesOnly is set by the managed settings (from the rule "+e.Rule+")")
+				return true
+			})
+		}
+	}
 
 	// allowRead re-opens inside denyRead, but never inside a path the
 	// managed settings deny: nothing below them may loosen them.

@@ -62,6 +62,10 @@ type setting[T any] struct {
 type entry struct {
 	V   string
 	Src Source
+	// Rule is the permission rule the entry derives from (allow
+	// Edit(~/x) → allowWrite ~/x), if any: a lock on permission rules cuts
+	// it with the rule.
+	Rule string
 }
 
 // layer is everything one settings file (or the flags) says, decoded and
@@ -238,7 +242,7 @@ func (d *decoder) strings(n *node, key string, check func(string) (string, error
 				return nil, d.errAt(it.pos, "%s: %v", key, err)
 			}
 		}
-		out = append(out, entry{v, d.src(it.pos)})
+		out = append(out, entry{V: v, Src: d.src(it.pos)})
 	}
 	return out, nil
 }
@@ -293,7 +297,7 @@ func (d *decoder) paths(n *node, key string) ([]entry, error) {
 		if err := ValidatePattern(abs); err != nil {
 			return nil, d.errAt(it.pos, "%s: %v", key, err)
 		}
-		out = append(out, entry{abs, d.src(it.pos)})
+		out = append(out, entry{V: abs, Src: d.src(it.pos)})
 	}
 	return out, nil
 }
@@ -357,7 +361,9 @@ func decimalDigits(s string) bool {
 
 // decode reads a whole settings file.
 func (d *decoder) decode(root *node) error {
-	top := []string{"permissions", "sandbox", "cordon"}
+	// allowManagedPermissionRulesOnly is Claude Code's spelling of
+	// cordon.allowManagedPermissionRulesOnly.
+	top := []string{"permissions", "sandbox", "cordon", "allowManagedPermissionRulesOnly"}
 	if d.format == formatSRT {
 		top = []string{"network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
 	}
@@ -386,7 +392,7 @@ func (d *decoder) decode(root *node) error {
 		// tighten the sandbox, so ignoring them would fail open.
 		for _, m := range root.members {
 			if reason, ok := srtIgnored[m.key]; ok {
-				d.l.ignored = append(d.l.ignored, entry{m.key + ": " + reason, d.src(m.keyPos)})
+				d.l.ignored = append(d.l.ignored, entry{V: m.key + ": " + reason, Src: d.src(m.keyPos)})
 			} else if reason, ok := srtUnsupported[m.key]; ok {
 				return d.errAt(m.keyPos, "%s is not supported by cordon (%s): remove it, or use sandbox-runtime for this policy", m.key, reason)
 			} else if !slices.Contains(top, m.key) && d.format == formatSRT {
@@ -402,6 +408,8 @@ func (d *decoder) decode(root *node) error {
 			return d.sandbox(v)
 		case "cordon":
 			return d.cordon(v)
+		case "allowManagedPermissionRulesOnly":
+			return d.claudeLock(v, key, &d.l.managedPermissionsOnly)
 		case "network", "filesystem":
 			// sandbox-runtime's blocks, with its path rules ("/x" is
 			// absolute), whatever the file.
@@ -491,7 +499,7 @@ func (d *decoder) sandbox(n *node) error {
 
 func (d *decoder) network(n *node, path string) error {
 	keys := []string{"allowedDomains", "deniedDomains", "allowUnixSockets", "allowAllUnixSockets",
-		"allowLocalBinding", "httpProxyPort", "socksProxyPort"}
+		"allowLocalBinding", "httpProxyPort", "socksProxyPort", "allowManagedDomainsOnly"}
 	o, err := d.object(n, path, true)
 	if err != nil {
 		return err
@@ -505,7 +513,7 @@ func (d *decoder) network(n *node, path string) error {
 		for i, m := range n.members {
 			switch m.key {
 			case "deniedDomainReasons", "allowMachLookup", "mitmProxy", "parentProxy":
-				l.ignored = append(l.ignored, entry{path + "." + m.key + ": not supported; ignored (it does not widen the sandbox)", d.src(m.keyPos)})
+				l.ignored = append(l.ignored, entry{V: path + "." + m.key + ": not supported; ignored (it does not widen the sandbox)", Src: d.src(m.keyPos)})
 			case "deniedResolvedAddresses", "filterRequest", "allowPlaintextHeaderSet", "stripResponseHeaders",
 				"refuseOpaqueTunnels", "requireHostMatch", "ambiguousRequestTarget", "tlsTerminate":
 				return d.errAt(m.keyPos, "%s.%s is not supported by cordon: remove it, or use sandbox-runtime for this policy", path, m.key)
@@ -549,13 +557,15 @@ func (d *decoder) network(n *node, path string) error {
 			l.httpProxyPort, err = d.port(v, name)
 		case "socksProxyPort":
 			l.socksProxyPort, err = d.port(v, name)
+		case "allowManagedDomainsOnly":
+			err = d.claudeLock(v, name, &l.managedDomainsOnly)
 		}
 		return err
 	})
 }
 
 func (d *decoder) filesystem(n *node, path string) error {
-	keys := []string{"allowRead", "denyRead", "allowWrite", "denyWrite", "allowGitConfig"}
+	keys := []string{"allowRead", "denyRead", "allowWrite", "denyWrite", "allowGitConfig", "allowManagedReadPathsOnly"}
 	o, err := d.object(n, path, true)
 	if err != nil {
 		return err
@@ -587,9 +597,28 @@ func (d *decoder) filesystem(n *node, path string) error {
 			l.denyWrite = append(l.denyWrite, es...)
 		case "allowGitConfig":
 			l.allowGitConfig, err = d.boolean(v, name)
+		case "allowManagedReadPathsOnly":
+			err = d.claudeLock(v, name, &l.managedReadOnly)
 		}
 		return err
 	})
+}
+
+// claudeLock reads one of Claude Code's managed locks
+// (allowManagedPermissionRulesOnly, sandbox.network.allowManagedDomainsOnly,
+// sandbox.filesystem.allowManagedReadPathsOnly): honoured in managed
+// settings, ignored elsewhere as Claude Code ignores it.
+func (d *decoder) claudeLock(v *node, key string, dst **setting[bool]) error {
+	b, err := d.boolean(v, key)
+	if err != nil {
+		return err
+	}
+	if d.l.scope != ScopeManaged {
+		d.l.ignored = append(d.l.ignored, entry{V: key + ": honoured only in managed settings", Src: b.Src})
+		return nil
+	}
+	*dst = b
+	return nil
 }
 
 func (d *decoder) ignoreViolations(n *node, path string) error {
@@ -701,7 +730,7 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 			if err != nil {
 				return &SettingsError{File: l.file, Pos: Pos{e.Src.Line, e.Src.Col}, Msg: fmt.Sprintf("rule %s: %v", e.V, err)}
 			}
-			pe := entry{p, e.Src}
+			pe := entry{p, e.Src, e.V}
 			if l.rulePaths == nil {
 				l.rulePaths = map[string]string{}
 			}
@@ -719,7 +748,7 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 			continue
 		}
 		if r.Tool == "WebFetch" && r.HasSpecifier {
-			de := entry{strings.TrimPrefix(r.Specifier, "domain:"), e.Src}
+			de := entry{strings.TrimPrefix(r.Specifier, "domain:"), e.Src, e.V}
 			if allow {
 				l.allowedDomains = append(l.allowedDomains, de)
 			} else {

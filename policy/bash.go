@@ -35,7 +35,7 @@ func (p *Policy) sandboxGate(command string, s *shell.Script, disable bool) (san
 		return false, "the sandbox is disabled (sandbox.enabled is false)", false
 	case disable && p.Sandbox.AllowUnsandboxedCommands:
 		return false, "it asks to run outside the sandbox (dangerouslyDisableSandbox), and sandbox.allowUnsandboxedCommands lets it", true
-	case strings.TrimSpace(command) == "":
+	case strings.Trim(command, bashBlanks) == "":
 		return false, "there is no command", false
 	}
 	if e := p.excluded(command, s); e != "" {
@@ -46,6 +46,11 @@ func (p *Policy) sandboxGate(command string, s *shell.Script, disable bool) (san
 	}
 	return true, "", false
 }
+
+// bashBlanks are what bash skips between commands; a no-break space, a
+// vertical tab or U+2028 alone is a command name to bash ("\u00a0" runs a
+// program of that name), not the absence of a command.
+const bashBlanks = " \t\n"
 
 // excluded returns the excludedCommands entries that take the command out
 // of the sandbox, or "". An entry is a command ("docker": docker alone or
@@ -58,7 +63,7 @@ func (p *Policy) excluded(command string, s *shell.Script) string {
 	if len(p.Sandbox.ExcludedCommands) == 0 {
 		return ""
 	}
-	trimmed := strings.TrimSpace(command)
+	trimmed := strings.Trim(command, bashBlanks)
 	type entry struct {
 		text string
 		pat  shell.Pattern

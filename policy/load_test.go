@@ -362,3 +362,37 @@ func TestManagedLocksClaude(t *testing.T) {
 		t.Errorf("ignored %+v, want the three locks", p.Report.Ignored)
 	}
 }
+
+// TestClaudeSandboxKeys: Claude Code's sandbox keys for its own helpers
+// are ignored, saying why, and those cordon cannot honour refuse the
+// file, as in sandbox-runtime's files; a typo is still an error.
+func TestClaudeSandboxKeys(t *testing.T) {
+	tests := []struct {
+		data    string
+		ignored int
+		err     string
+	}{
+		{`{"sandbox": {"bwrapPath": "/usr/bin/bwrap", "socatPath": "/usr/bin/socat", "ripgrep": {"command": "rg"}, "enabledPlatforms": ["macos"]}}`, 4, ""},
+		{`{"sandbox": {"credentials": {}}}`, 0, "1:29: sandbox.credentials is not supported"},
+		{`{"sandbox": {"enableWeakerNetworkIsolation": true}}`, 0, "1:46: sandbox.enableWeakerNetworkIsolation is not supported"},
+		{`{"sandbox": {"allowAppleEvents": true}}`, 0, "1:34: sandbox.allowAppleEvents is not supported"},
+		{`{"sandbox": {"bwrapPth": "/usr/bin/bwrap"}}`, 0, `1:14: unknown key "bwrapPth" in sandbox (did you mean "bwrapPath"?)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.data, func(t *testing.T) {
+			l, err := readLayer("f.json", []byte(tc.data), ScopeUser, formatClaude, LoadOptions{Home: "/h", Cwd: "/w"}, "/h")
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.ignored) != tc.ignored {
+				t.Errorf("ignored %v, want %d", l.ignored, tc.ignored)
+			}
+		})
+	}
+}

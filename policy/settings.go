@@ -463,7 +463,8 @@ var srtUnsupported = map[string]string{
 func (d *decoder) sandbox(n *node) error {
 	keys := []string{"enabled", "failIfUnavailable", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands",
 		"excludedCommands", "network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox",
-		"allowNestedUserNamespaces"}
+		"allowNestedUserNamespaces", "ripgrep", "bwrapPath", "socatPath", "enabledPlatforms",
+		"credentials", "enableWeakerNetworkIsolation", "allowAppleEvents"}
 	o, err := d.object(n, "sandbox", true)
 	if err != nil {
 		return err
@@ -471,7 +472,19 @@ func (d *decoder) sandbox(n *node) error {
 	l := d.l
 	return o.each(keys, func(key string, v *node) error {
 		var err error
+		// Claude Code's keys for its own helpers widen nothing when left
+		// out; those whose absence would (as in sandbox-runtime's files)
+		// refuse the file.
+		if reason, ok := srtIgnored[key]; ok {
+			l.ignored = append(l.ignored, entry{V: "sandbox." + key + ": " + reason, Src: d.src(v.pos)})
+			return nil
+		}
+		if reason, ok := srtUnsupported[key]; ok {
+			return d.errAt(v.pos, "sandbox.%s is not supported by cordon (%s): remove it, or use Claude Code's own sandbox for this policy", key, reason)
+		}
 		switch key {
+		case "enabledPlatforms":
+			l.ignored = append(l.ignored, entry{V: "sandbox.enabledPlatforms: cordon sandboxes on every platform it runs on", Src: d.src(v.pos)})
 		case "enabled":
 			l.enabled, err = d.boolean(v, "sandbox.enabled")
 		case "failIfUnavailable":

@@ -124,6 +124,20 @@ func TestLimitsBad(t *testing.T) {
 			t.Errorf("memory %s: %v, want an error at 1:34", v, err)
 		}
 	}
+	for _, v := range []string{`1e300`, `65537`, `0.001`, `1e-9`, `-1`, `"2"`} {
+		data := `{"cordon": {"limits": {"cpus": ` + v + `}}}`
+		_, err := readLayer("f.json", []byte(data), ScopeUser, formatCordon, LoadOptions{Home: "/h", Cwd: "/w"}, "/h")
+		var se *SettingsError
+		if !errors.As(err, &se) || se.Pos != (Pos{1, 32}) {
+			t.Errorf("cpus %s: %v, want an error at 1:32", v, err)
+		}
+	}
+	for _, v := range []string{`0`, `0.01`, `0.5`, `2`, `65536`} {
+		data := `{"cordon": {"limits": {"cpus": ` + v + `}}}`
+		if _, err := readLayer("f.json", []byte(data), ScopeUser, formatCordon, LoadOptions{Home: "/h", Cwd: "/w"}, "/h"); err != nil {
+			t.Errorf("cpus %s: %v", v, err)
+		}
+	}
 	for _, v := range []string{`"5%"`, `"0.5%"`, `"100%"`, `"12.25%"`} {
 		data := `{"cordon": {"limits": {"memory": ` + v + `}}}`
 		if _, err := readLayer("f.json", []byte(data), ScopeUser, formatCordon, LoadOptions{Home: "/h", Cwd: "/w"}, "/h"); err != nil {

@@ -996,8 +996,11 @@ func (d *decoder) limits(n *node) error {
 			l.openFiles, err = d.count(v, name)
 		case "cpus":
 			f, perr := strconv.ParseFloat(v.text, 64)
-			if v.kind != kindNumber || perr != nil || f < 0 {
-				return d.errAt(v.pos, "%s must be a number of CPUs, such as 2 or 0.5", name)
+			// The kernel's smallest CPU quota is 1 ms in the 100 ms period
+			// (0.01 CPU); 1e300 CPUs overflowed the quota into a negative
+			// one (no limit).
+			if v.kind != kindNumber || perr != nil || f < 0 || f > 0 && f < 0.01 || f > maxCPUs {
+				return d.errAt(v.pos, "%s must be a number of CPUs from 0.01 to %d, such as 2 or 0.5 (0: no limit)", name, maxCPUs)
 			}
 			l.cpus = &setting[float64]{f, d.src(v.pos)}
 		case "timeout":
@@ -1014,6 +1017,9 @@ func (d *decoder) limits(n *node) error {
 		return err
 	})
 }
+
+// maxCPUs is the largest cpus limit: more than any machine has.
+const maxCPUs = 65536
 
 func validEnvName(s string) bool {
 	if s == "" || s[0] >= '0' && s[0] <= '9' {

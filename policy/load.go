@@ -121,6 +121,13 @@ func discover(o LoadOptions) (*inputs, error) {
 		{filepath.Join(ws, ".claude", "settings.local.json"), ScopeLocal, formatClaude, ws},
 		{filepath.Join(ws, ".cordon", "settings.local.json"), ScopeLocal, formatCordon, ws},
 	}
+	// With the home as the workspace, ~/.claude/settings.json is the
+	// user's file: read once, as such.
+	cands = slices.DeleteFunc(cands, func(c candidate) bool {
+		return (c.scope == ScopeProject || c.scope == ScopeLocal) && slices.ContainsFunc(cands, func(u candidate) bool {
+			return u.scope == ScopeUser && u.path == c.path
+		})
+	})
 	for _, f := range o.Settings {
 		abs := f
 		if !filepath.IsAbs(abs) {

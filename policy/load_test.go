@@ -410,3 +410,17 @@ func TestClaudeSandboxKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkspaceIsHome: with the home as the workspace, ~/.claude/settings.json
+// is the user's file, read once as such: its cordon.trustedWorkspaces made
+// every run in the home fail, read a second time as the workspace's.
+func TestWorkspaceIsHome(t *testing.T) {
+	fsys := fstest.MapFS{"home/u/.claude/settings.json": {Data: []byte(`{"cordon": {"trustedWorkspaces": ["/home/u/src"]}}`)}}
+	p, err := Load(LoadOptions{Workspace: "/home/u", Cwd: "/home/u", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Report.Files) != 1 || p.Report.Files[0].Scope != "user" {
+		t.Errorf("files %+v, want the user's file once", p.Report.Files)
+	}
+}

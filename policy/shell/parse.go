@@ -583,10 +583,12 @@ func (p *parser) stmt(st *syntax.Stmt, f frame) {
 			p.substs(l.Cond, f)
 			p.substs(l.Post, f)
 		}
+		p.arithCode(c.Loop, f)
 		p.loop(func() { p.stmts(c.Do, f) })
 	case *syntax.CaseClause:
 		bare()
 		p.substs(c.Word, f)
+		p.arithCode(c.Word, f)
 		for _, it := range c.Items {
 			for _, w := range it.Patterns {
 				p.substs(w, f)
@@ -607,14 +609,17 @@ func (p *parser) stmt(st *syntax.Stmt, f frame) {
 	case *syntax.ArithmCmd:
 		bare()
 		p.substs(c.X, f)
+		p.arithCode(c, f)
 	case *syntax.TestClause:
 		bare()
 		p.substs(c.X, f)
+		p.arithCode(c, f)
 	case *syntax.LetClause:
 		bare()
 		for _, x := range c.Exprs {
 			p.substs(x, f)
 		}
+		p.arithCode(c, f)
 	case *syntax.DeclClause:
 		p.declClause(c, redirs, f)
 	case *syntax.TimeClause:
@@ -823,6 +828,9 @@ func (p *parser) callExpr(ce *syntax.CallExpr, redirs []Redirect, in *input, f f
 	if c.dynamic == "" {
 		c.dynamic = codeInNames(c.words, c.assigns)
 	}
+	if c.dynamic == "" {
+		c.dynamic = arithText(ce)
+	}
 	p.call(c)
 }
 
@@ -914,6 +922,9 @@ func (p *parser) declClause(d *syntax.DeclClause, redirs []Redirect, f frame) {
 	}
 	if c.dynamic == "" {
 		c.dynamic = codeInNames(c.words, c.assigns)
+	}
+	if c.dynamic == "" {
+		c.dynamic = arithText(d)
 	}
 	p.record(c)
 }
@@ -1265,6 +1276,85 @@ func (p *parser) checkParam(pe *syntax.ParamExp) {
 	if pe.Exp != nil && pe.Exp.Op == syntax.OtherParamOps && pe.Exp.Word != nil && strings.Contains(pe.Exp.Word.Lit(), "P") {
 		p.evalText = "${...@P} runs the command substitutions in a variable"
 	}
+}
+
+// arithCode records a statement whose arithmetic holds literal text bash
+// evaluates as code ((( 'a[$(curl x)]' )) runs curl), as a command known
+// only at run time.
+func (p *parser) arithCode(n syntax.Node, f frame) {
+	if why := arithText(n); why != "" {
+		p.record(&call{f: f, dynamic: why})
+	}
+}
+
+// arithText says why n, outside its command substitutions, gives bash
+// literal text to evaluate as arithmetic that holds a command
+// substitution: an array subscript in it runs the substitution. The
+// arithmetic contexts: (( )), $(( )), $[ ], let, for (( )), an array
+// subscript, and [[ ]]'s -v and numeric comparisons.
+func arithText(n syntax.Node) string {
+	if n == nil || isNilNode(n) {
+		return ""
+	}
+	why := ""
+	check := func(n syntax.Node) {
+		if n == nil || isNilNode(n) || why != "" {
+			return
+		}
+		syntax.Walk(n, func(m syntax.Node) bool {
+			switch x := m.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst:
+				return false // walked as commands of their own
+			case *syntax.SglQuoted:
+				if looksLikeCode(x.Value) {
+					why = "arithmetic evaluates text as code: " + x.Value
+				}
+			case *syntax.Lit:
+				if looksLikeCode(x.Value) {
+					why = "arithmetic evaluates text as code: " + x.Value
+				}
+			}
+			return why == ""
+		})
+	}
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch x := m.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.ArithmCmd:
+			check(x.X)
+		case *syntax.ArithmExp:
+			check(x.X)
+		case *syntax.LetClause:
+			for _, e := range x.Exprs {
+				check(e)
+			}
+		case *syntax.CStyleLoop:
+			check(x.Init)
+			check(x.Cond)
+			check(x.Post)
+		case *syntax.ParamExp:
+			if x.Index != nil {
+				check(x.Index)
+			}
+		case *syntax.Assign:
+			if x.Index != nil {
+				check(x.Index)
+			}
+		case *syntax.BinaryTest:
+			switch x.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsGtr, syntax.TsLeq, syntax.TsGeq:
+				check(x.X)
+				check(x.Y)
+			}
+		case *syntax.UnaryTest:
+			if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+				check(x.X)
+			}
+		}
+		return why == ""
+	})
+	return why
 }
 
 // looksLikeCode reports literal text that bash evaluates as code when it

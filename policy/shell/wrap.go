@@ -100,6 +100,7 @@ func buildHandlers() {
 		"systemd-run":      argvWrapper("systemd-run", optSpec{flags: "qrtPGSdh", args: "upEHM", long: " user system scope no-block wait quiet pipe pty shell collect no-ask-password same-dir send-sighup remain-after-exit ", longArgs: " unit property description slice uid gid nice working-directory setenv on-active on-boot on-startup on-unit-active on-unit-inactive on-calendar on-clock-change on-timezone-change path-property socket-property timer-property service-type machine host ", chdir: true}),
 		"parallel":         parallelWrapper,
 		"fd":               fdWrapper,
+		"compgen":          compgenWrapper,
 		"fdfind":           fdWrapper,
 		"runuser":          suWrapper("runuser"),
 		"su":               suWrapper("su"),
@@ -1159,4 +1160,22 @@ func fdExec(p *parser, c *call, wr Wrapper, words []Word, base *string, ops []Wo
 		sub.f.dirsUnknown = true
 	}
 	p.call(sub)
+}
+
+// compgenWrapper handles compgen -C CMD, which runs CMD, and -W LIST,
+// whose command substitutions bash runs as it splits the list.
+func compgenWrapper(p *parser, c *call) unwrapped {
+	w := c.words
+	for i := 1; i+1 < len(w); i++ {
+		if w[i].Dynamic || !strings.HasPrefix(w[i].Value, "-") {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(w[i].Value, "W") && !w[i+1].Dynamic && looksLikeCode(w[i+1].Value) && c.dynamic == "":
+			c.dynamic = "compgen -W runs the command substitutions of its word list: " + w[i+1].Value
+		case strings.HasSuffix(w[i].Value, "C"):
+			return p.nested(c, Wrapper{Name: "compgen -C", Args: slices.Clone(w[:i+1])}, w[i+1], nil, true)
+		}
+	}
+	return plain
 }

@@ -396,6 +396,10 @@ func flagLayer(o LoadOptions) (*layer, error) {
 		}
 		val := strconv.Quote(x.v)
 		if x.key == "pids" || x.key == "cpus" || x.key == "openFiles" {
+			// One number, not JSON spliced into the document below.
+			if !validNumber(x.v) {
+				return nil, &SettingsError{File: "--" + x.flag, Msg: fmt.Sprintf("%q is not a valid value", x.v)}
+			}
 			val = x.v
 		}
 		root, err := parseJSON([]byte(`{"cordon": {"limits": {` + strconv.Quote(x.key) + ": " + val + `}}}`))

@@ -424,3 +424,25 @@ func TestWorkspaceIsHome(t *testing.T) {
 		t.Errorf("files %+v, want the user's file once", p.Report.Files)
 	}
 }
+
+// TestFlagLimits: a limit on the command line is one value: "--pids 1,
+// \"memory\": 0" was spliced into the JSON the flag is decoded from and
+// also lifted the memory limit.
+func TestFlagLimits(t *testing.T) {
+	for _, f := range []Flags{
+		{Pids: `1, "memory": 0`},
+		{CPUs: `1, "timeout": "0s"`},
+		{OpenFiles: `1}, "mode": "allow", "env": {"deny": []`},
+		{Pids: `[1]`},
+	} {
+		_, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fstest.MapFS{}, ManagedFiles: []string{}, Flags: f})
+		var se *SettingsError
+		if !errors.As(err, &se) || !strings.HasPrefix(se.File, "--") {
+			t.Errorf("%+v: %v, want an error naming the flag", f, err)
+		}
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fstest.MapFS{}, ManagedFiles: []string{}, Flags: Flags{Pids: "100", CPUs: "1.5", OpenFiles: "64"}})
+	if err != nil || p.Limits.Pids != 100 || p.Limits.CPUs != 1.5 || p.Limits.OpenFiles != 64 {
+		t.Errorf("limits %+v, %v", p.Limits, err)
+	}
+}

@@ -101,6 +101,8 @@ func buildHandlers() {
 		"parallel":         parallelWrapper,
 		"fd":               fdWrapper,
 		"compgen":          compgenWrapper,
+		"mapfile":          mapfileWrapper,
+		"readarray":        mapfileWrapper,
 		"fdfind":           fdWrapper,
 		"runuser":          suWrapper("runuser"),
 		"su":               suWrapper("su"),
@@ -1178,4 +1180,17 @@ func compgenWrapper(p *parser, c *call) unwrapped {
 		}
 	}
 	return plain
+}
+
+// mapfileWrapper handles mapfile -C CMD (readarray -C CMD), which runs CMD
+// with an index and a line appended every -c lines.
+func mapfileWrapper(p *parser, c *call) unwrapped {
+	sp := optSpec{flags: "t", args: "dnOsuCc"}
+	s := sp.scan(c.words, 1)
+	cb, ok := s.opts["C"]
+	if !ok {
+		return plain
+	}
+	c.f.extra = true
+	return p.nested(c, Wrapper{Name: path.Base(c.words[0].Value) + " -C", Args: slices.Clone(c.words[:1])}, cb, nil, true)
 }

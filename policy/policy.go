@@ -239,6 +239,9 @@ var ProtectedInWritable = append(prefixed(".git/", ProtectedInGitDir),
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".profile",
 	".mcp.json", ".vscode", ".idea",
 	".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json",
+	// Claude Code runs the hook scripts its settings name on the host;
+	// its documentation keeps them here ("$CLAUDE_PROJECT_DIR"/.claude/hooks).
+	".claude/hooks",
 	".cordon",
 )
 
@@ -252,6 +255,7 @@ var ProtectedBelow = []string{
 	".claude/settings.json", ".claude/settings.local.json",
 	".cordon/settings.json", ".cordon/settings.local.json",
 	".mcp.json", ".vscode/tasks.json", ".vscode/settings.json",
+	".claude/hooks",
 }
 
 // ProtectedInHome are paths, relative to the home directory, that stay
@@ -263,7 +267,7 @@ var ProtectedInHome = []string{
 	".gitconfig", ".config/git",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".profile",
 	".config/fish", ".config/cordon", ".claude/settings.json", ".claude/settings.local.json",
-	".claude/commands", ".claude/agents", ".claude.json", ".srt-settings.json", ".mcp.json",
+	".claude/commands", ".claude/agents", ".claude/hooks", ".claude.json", ".srt-settings.json", ".mcp.json",
 	".ssh", ".local/bin",
 }
 

@@ -35,6 +35,7 @@ var protectedPaths = []protectedPath{
 	{".cordon", true},
 	{".bash_login", false}, {".bash_logout", false}, {".zshenv", false}, {".zlogin", false},
 	{".claude/settings.local.json", false},
+	{".claude/hooks", true}, {".claude/skills", true},
 }
 
 // movedLine is what cordon prints for each path it moved aside.

@@ -242,6 +242,9 @@ var ProtectedInWritable = append(prefixed(".git/", ProtectedInGitDir),
 	// Claude Code runs the hook scripts its settings name on the host;
 	// its documentation keeps them here ("$CLAUDE_PROJECT_DIR"/.claude/hooks).
 	".claude/hooks",
+	// Skills, like commands and agents, are loaded by the next session
+	// and grant tools (allowed-tools); Claude uses them unasked.
+	".claude/skills",
 	".cordon",
 )
 
@@ -255,7 +258,7 @@ var ProtectedBelow = []string{
 	".claude/settings.json", ".claude/settings.local.json",
 	".cordon/settings.json", ".cordon/settings.local.json",
 	".mcp.json", ".vscode/tasks.json", ".vscode/settings.json",
-	".claude/hooks",
+	".claude/hooks", ".claude/commands", ".claude/agents", ".claude/skills",
 }
 
 // ProtectedInHome are paths, relative to the home directory, that stay
@@ -267,7 +270,7 @@ var ProtectedInHome = []string{
 	".gitconfig", ".config/git",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".profile",
 	".config/fish", ".config/cordon", ".claude/settings.json", ".claude/settings.local.json",
-	".claude/commands", ".claude/agents", ".claude/hooks", ".claude.json", ".srt-settings.json", ".mcp.json",
+	".claude/commands", ".claude/agents", ".claude/hooks", ".claude/skills", ".claude.json", ".srt-settings.json", ".mcp.json",
 	".ssh", ".local/bin",
 }
 

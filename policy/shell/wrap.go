@@ -102,6 +102,17 @@ func buildHandlers() {
 		"fd":               fdWrapper,
 		"compgen":          compgenWrapper,
 		"mapfile":          mapfileWrapper,
+		"tar":              tarRuns,
+		"bsdtar":           tarRuns,
+		"gtar":             tarRuns,
+		"rsync":            rsyncRuns,
+		"ssh":              sshRuns,
+		"scp":              sshRuns,
+		"sftp":             sshRuns,
+		"zip":              zipRuns,
+		"git":              gitRuns,
+		"gdb":              gdbRuns,
+		"perf":             perfRuns,
 		"readarray":        mapfileWrapper,
 		"fdfind":           fdWrapper,
 		"runuser":          suWrapper("runuser"),
@@ -1193,4 +1204,232 @@ func mapfileWrapper(p *parser, c *call) unwrapped {
 	}
 	c.f.extra = true
 	return p.nested(c, Wrapper{Name: path.Base(c.words[0].Value) + " -C", Args: slices.Clone(c.words[:1])}, cb, nil, true)
+}
+
+// runs walks text that c's program runs as a shell command (tar
+// --to-command=CMD, rsync -e CMD), with the program as its wrapper. The
+// program itself is recorded and judged by the caller.
+func (p *parser) runs(c *call, label string, script Word) {
+	f := c.f
+	f.wrappers = append(slices.Clip(f.wrappers), Wrapper{Name: label, Args: slices.Clone(c.words[:1])})
+	f.env = append(slices.Clip(f.env), c.assigns...)
+	f.params = nil
+	if f.dynamic == "" {
+		f.dynamic = c.dynamic
+	}
+	switch {
+	case p.depth >= maxDepth:
+		if c.dynamic == "" {
+			c.dynamic = "script strings nested too deeply"
+		}
+	case script.Dynamic:
+		if c.dynamic == "" {
+			c.dynamic = label + " runs text known only at run time: " + script.Value
+		}
+		f.dynamic = c.dynamic
+		p.walkString(script.Guess, f)
+	default:
+		if err := p.walkString(script.Value, f); err != nil && c.dynamic == "" {
+			c.dynamic = label + " runs a command that does not parse: " + err.Error()
+		}
+	}
+}
+
+// runsArgv records the command at c.words[i:], which c's program runs
+// (git bisect run CMD, gdb --args CMD), with the program as its wrapper.
+func (p *parser) runsArgv(c *call, label string, i int) {
+	if i >= len(c.words) {
+		return
+	}
+	sub := &call{assigns: c.assigns, f: c.f, dynamic: c.dynamic, words: slices.Clone(c.words[i:])}
+	sub.f.wrappers = append(slices.Clip(c.f.wrappers), Wrapper{Name: label, Args: slices.Clone(c.words[:i])})
+	p.call(sub)
+}
+
+// optValues returns the values of the options of words (from i on) that
+// are a command: a short option ("I", its value attached or next), or a
+// long one ("--to-command", its value after = or next).
+func optValues(words []Word, i int, short, long string) []Word {
+	var out []Word
+	for ; i < len(words); i++ {
+		w := words[i]
+		v := w.Value
+		if w.Dynamic || !strings.HasPrefix(v, "-") {
+			continue
+		}
+		if v == "--" {
+			break
+		}
+		next := func() {
+			if i+1 < len(words) {
+				out = append(out, words[i+1])
+				i++
+			}
+		}
+		if strings.HasPrefix(v, "--") {
+			name, val, eq := strings.Cut(v, "=")
+			if name != "--" && strings.Contains(long, " "+name+" ") {
+				if eq {
+					out = append(out, Word{Value: val})
+				} else {
+					next()
+				}
+			}
+			continue
+		}
+		if k := strings.IndexAny(v[1:], short); short != "" && k >= 0 && k+2 == len(v) {
+			next()
+		} else if short != "" && len(v) > 2 && strings.IndexByte(short, v[1]) >= 0 {
+			out = append(out, Word{Value: v[2:]})
+		}
+	}
+	return out
+}
+
+// tarRuns: tar --to-command, -I (--use-compress-program), -F
+// (--info-script, --new-volume-script), --rsh-command and
+// --checkpoint-action=exec= run commands.
+func tarRuns(p *parser, c *call) unwrapped {
+	for _, w := range optValues(c.words, 1, "IF", " --to-command --use-compress-program --info-script --new-volume-script --rsh-command ") {
+		p.runs(c, "tar", w)
+	}
+	for _, w := range optValues(c.words, 1, "", " --checkpoint-action ") {
+		if cmd, ok := strings.CutPrefix(w.Value, "exec="); ok {
+			p.runs(c, "tar", Word{Value: cmd, Dynamic: w.Dynamic, Guess: strings.TrimPrefix(w.Guess, "exec=")})
+		}
+	}
+	return plain
+}
+
+// rsyncRuns: rsync -e (--rsh) runs a command.
+func rsyncRuns(p *parser, c *call) unwrapped {
+	for _, w := range optValues(c.words, 1, "e", " --rsh ") {
+		p.runs(c, "rsync -e", w)
+	}
+	return plain
+}
+
+// sshRuns: ssh, scp and sftp -o ProxyCommand=CMD (LocalCommand,
+// KnownHostsCommand) run CMD; scp and sftp -S PROGRAM run PROGRAM.
+func sshRuns(p *parser, c *call) unwrapped {
+	for _, w := range optValues(c.words, 1, "o", "") {
+		key, val, ok := strings.Cut(strings.TrimSpace(w.Value), "=")
+		if !ok {
+			key, val, _ = strings.Cut(strings.TrimSpace(w.Value), " ")
+		}
+		switch strings.ToLower(strings.TrimSpace(key)) {
+		case "proxycommand", "localcommand", "knownhostscommand":
+			p.runs(c, "ssh -o "+strings.TrimSpace(key), Word{Value: val, Dynamic: w.Dynamic, Guess: val})
+		}
+	}
+	if b := path.Base(c.words[0].Value); b == "scp" || b == "sftp" {
+		for _, w := range optValues(c.words, 1, "S", "") {
+			p.runs(c, b+" -S", w)
+		}
+	}
+	return plain
+}
+
+// zipRuns: zip -TT (--unzip-command) runs a command to test the archive.
+func zipRuns(p *parser, c *call) unwrapped {
+	for i, w := range c.words {
+		if i > 0 && !w.Dynamic && (w.Value == "-TT" || w.Value == "--unzip-command") && i+1 < len(c.words) {
+			p.runs(c, "zip -TT", c.words[i+1])
+		} else if v, ok := strings.CutPrefix(w.Value, "--unzip-command="); ok && !w.Dynamic {
+			p.runs(c, "zip -TT", Word{Value: v})
+		}
+	}
+	return plain
+}
+
+// gitRuns: git rebase -x (--exec), git difftool -x (--extcmd) and git
+// submodule foreach run a shell command; git bisect run runs a program.
+func gitRuns(p *parser, c *call) unwrapped {
+	cmd := gitCommand(c.words[1:])
+	if len(cmd) < 2 {
+		return plain
+	}
+	switch cmd[0].Value {
+	case "rebase":
+		for _, w := range optValues(cmd, 1, "x", " --exec ") {
+			p.runs(c, "git rebase -x", w)
+		}
+	case "difftool":
+		for _, w := range optValues(cmd, 1, "x", " --extcmd ") {
+			p.runs(c, "git difftool -x", w)
+		}
+	case "submodule":
+		for i := 1; i < len(cmd); i++ {
+			if !cmd[i].Dynamic && cmd[i].Value == "foreach" {
+				j := i + 1
+				for j < len(cmd) && !cmd[j].Dynamic && strings.HasPrefix(cmd[j].Value, "-") {
+					j++
+				}
+				if j < len(cmd) {
+					p.runs(c, "git submodule foreach", joinWords(cmd[j:]))
+				}
+				break
+			}
+		}
+	case "bisect":
+		sub := 1 + parseGitGlobals(c.words[1:]).sub
+		if !cmd[1].Dynamic && cmd[1].Value == "run" {
+			if c.words[sub].Value == "bisect" {
+				p.runsArgv(c, "git bisect run", sub+2)
+			} else if c.dynamic == "" {
+				c.dynamic = "git bisect run through an alias"
+			}
+		}
+	}
+	return plain
+}
+
+// gdbRuns: gdb --args PROGRAM ARGS runs the program; -ex 'shell CMD' (or
+// '!CMD') runs CMD.
+func gdbRuns(p *parser, c *call) unwrapped {
+	for i := 1; i < len(c.words); i++ {
+		w := c.words[i]
+		switch {
+		case w.Dynamic:
+		case w.Value == "--args" || w.Value == "-args":
+			p.runsArgv(c, "gdb --args", i+1)
+			return plain
+		case (w.Value == "-ex" || w.Value == "--ex" || w.Value == "-eval-command" || w.Value == "--eval-command") && i+1 < len(c.words):
+			cmd := strings.TrimSpace(c.words[i+1].Value)
+			if rest, ok := strings.CutPrefix(cmd, "shell"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+				p.runs(c, "gdb -ex shell", Word{Value: rest, Dynamic: c.words[i+1].Dynamic, Guess: rest})
+			} else if rest, ok := strings.CutPrefix(cmd, "!"); ok {
+				p.runs(c, "gdb -ex shell", Word{Value: rest, Dynamic: c.words[i+1].Dynamic, Guess: rest})
+			}
+			i++
+		}
+	}
+	return plain
+}
+
+// perfRuns: perf stat, record, trace and c2c/mem record run their
+// command operand.
+func perfRuns(p *parser, c *call) unwrapped {
+	if len(c.words) < 3 || c.words[1].Dynamic {
+		return plain
+	}
+	switch c.words[1].Value {
+	case "stat", "record", "trace":
+	default:
+		return plain
+	}
+	sp := optSpec{flags: "aAdgnqsvBT", args: "eCpPtorFcGjImMuxD", long: " all-cpus no-inherit verbose quiet ", longArgs: " event cpu pid tid output repeat freq call-graph cgroup delay "}
+	s := sp.scan(c.words, 2)
+	if s.unknown != "" {
+		if c.dynamic == "" {
+			c.dynamic = "unknown option " + s.unknown + " to perf"
+		}
+		return plain
+	}
+	if s.end < len(c.words) {
+		c.apply("perf", sp, s)
+		c.wrap("perf "+c.words[1].Value, s.end)
+		return inner
+	}
+	return plain
 }

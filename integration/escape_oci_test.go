@@ -6,10 +6,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/containerd/console"
 	runc "github.com/containerd/go-runc"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -123,4 +127,70 @@ mount --bind /fake /proc && echo planted; exec sleep 300`
 		t.Errorf("the container's /etc mounts went from %q to %q: the exec's init bound the host view the container planted", before, after)
 	}
 	must(t, r.Kill(ctx, id, int(unix.SIGKILL), nil))
+}
+
+// TestEscapeOCIExecStdio: an attached exec without a terminal gives the
+// process pipes, as runc's does, never the caller's own stdio. Run from a
+// shell, cordon's stdin is the user's terminal: a process of the container
+// that held it could read what the user types after exec returned (a
+// password for sudo), write to it and change its modes.
+func TestEscapeOCIExecStdio(t *testing.T) {
+	requires(t, needOCI)
+	ctx := context.Background()
+	id := ociID("exec-stdio")
+	bundle := ociBundle(t, []string{"sleep", "300"}, nil)
+	r := ociRunc(t, bundle)
+	null, err := runc.NewNullIO()
+	must(t, err)
+	defer null.Close()
+	must(t, r.Create(ctx, id, bundle, &runc.CreateOpts{IO: null}))
+	must(t, r.Start(ctx, id))
+	defer r.Kill(ctx, id, int(unix.SIGKILL), nil)
+
+	// stdin: a terminal, as a user's; stdout and stderr: files.
+	master, slavePath, err := console.NewPty()
+	must(t, err)
+	defer master.Close()
+	tty, err := os.OpenFile(slavePath, os.O_RDWR|unix.O_NOCTTY, 0)
+	must(t, err)
+	defer tty.Close()
+	dir := t.TempDir()
+	outF, err := os.Create(filepath.Join(dir, "stdout"))
+	must(t, err)
+	defer outF.Close()
+	errF, err := os.Create(filepath.Join(dir, "stderr"))
+	must(t, err)
+	defer errF.Close()
+	script := `for fd in 0 1 2; do printf "fd$fd "; readlink /proc/self/fd/$fd; done
+[ -t 0 ] && echo stdin-is-a-terminal
+read line; echo "got $line"; echo to-stderr >&2`
+	cmd := exec.Command(cordonBin, "--root", r.Root, "exec", id, "sh", "-c", script)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, outF, errF
+	must(t, cmd.Start())
+	// The line the process reads comes through whatever it was given.
+	_, err = master.Write([]byte("typed\n"))
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("exec did not return")
+	}
+	out, stderr := readFile(outF.Name()), readFile(errF.Name())
+	if err != nil {
+		t.Fatalf("exec: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
+	}
+	for _, fd := range []string{"fd0", "fd1", "fd2"} {
+		if !regexp.MustCompile(`(?m)^` + fd + ` pipe:\[`).MatchString(out) {
+			t.Errorf("the exec'd process's %s is not a pipe of cordon's (runc gives pipes); it said:\n%s", fd, out)
+		}
+	}
+	if strings.Contains(out, "stdin-is-a-terminal") || strings.Contains(out, slavePath) {
+		t.Errorf("the exec'd process got the caller's terminal:\n%s", out)
+	}
+	if !strings.Contains(out, "got typed") || !strings.Contains(stderr, "to-stderr") {
+		t.Errorf("stdio not passed through: stdout %q, stderr %q", out, stderr)
+	}
 }

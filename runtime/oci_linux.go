@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -714,6 +716,8 @@ func (r *ociRunner) run(sp *specs.Process) (status int, err error) {
 	var (
 		closeAfterStart []func()
 		term            *terminal
+		copied          = func() {}
+		closeChildEnds  = func() {}
 	)
 	defer func() {
 		for _, f := range closeAfterStart {
@@ -739,9 +743,21 @@ func (r *ociRunner) run(sp *specs.Process) (status int, err error) {
 			return -1, err
 		}
 		defer term.close()
-	default:
-		// The caller hands the process its stdio through ours.
+	case r.detach:
+		// The caller (the shim) hands the process its stdio through ours.
 		p.Stdin, p.Stdout, p.Stderr = r.stdin, r.stdout, r.stderr
+	default:
+		// Attached, the process gets pipes of ours, as runc's: our stdio
+		// may be the user's terminal, which a process of the container
+		// that kept it could read after exec returned (keystrokes, a
+		// password), write to, or reconfigure.
+		pipes, err := newStdioPipes(r.container, p, r.stdin, r.stdout, r.stderr)
+		if err != nil {
+			return -1, err
+		}
+		copied = pipes.wait
+		closeChildEnds = pipes.closeChildEnds
+		defer closeChildEnds()
 	}
 
 	var sigs chan os.Signal
@@ -757,6 +773,9 @@ func (r *ociRunner) run(sp *specs.Process) (status int, err error) {
 	if err != nil {
 		return -1, err
 	}
+	// The process has its ends of the pipes: ours must go for their
+	// readers to see the end of the output.
+	closeChildEnds()
 	if r.started != nil {
 		pid, err := p.Pid()
 		if err == nil {
@@ -785,8 +804,69 @@ func (r *ociRunner) run(sp *specs.Process) (status int, err error) {
 	if r.detach {
 		return 0, nil
 	}
-	return waitForwarding(p, term, sigs)
+	status, err = waitForwarding(p, term, sigs)
+	// As runc: all the output, also of processes the exec'd one left
+	// holding the pipes, before returning.
+	copied()
+	return status, err
 }
+
+// stdioPipes connects the caller's stdio to a process through pipes, as
+// runc's setupProcessPipes.
+type stdioPipes struct {
+	child  []*os.File // the process's ends
+	copies sync.WaitGroup
+}
+
+// newStdioPipes gives p pipes owned by the container's root (which a user
+// namespace maps) and copies the caller's stdin into one and the others
+// out to stdout and stderr.
+func newStdioPipes(c *libcontainer.Container, p *libcontainer.Process, stdin, stdout, stderr *os.File) (*stdioPipes, error) {
+	config := c.Config()
+	uid, err := config.HostRootUID()
+	if err != nil {
+		return nil, err
+	}
+	gid, err := config.HostRootGID()
+	if err != nil {
+		return nil, err
+	}
+	pio, err := p.InitializeIO(uid, gid)
+	if err != nil {
+		return nil, err
+	}
+	sp := &stdioPipes{}
+	for _, f := range []any{p.Stdin, p.Stdout, p.Stderr} {
+		if f, ok := f.(*os.File); ok {
+			sp.child = append(sp.child, f)
+		}
+	}
+	// Not waited for: a read of the caller's stdin may block for ever.
+	go func() {
+		_, _ = io.Copy(pio.Stdin, stdin)
+		_ = pio.Stdin.Close()
+	}()
+	for _, c := range []struct {
+		w io.Writer
+		r io.ReadCloser
+	}{{stdout, pio.Stdout}, {stderr, pio.Stderr}} {
+		sp.copies.Go(func() {
+			_, _ = io.Copy(c.w, c.r)
+			_ = c.r.Close()
+		})
+	}
+	return sp, nil
+}
+
+// closeChildEnds closes this process's copies of the process's ends.
+func (sp *stdioPipes) closeChildEnds() {
+	for _, f := range sp.child {
+		_ = f.Close()
+	}
+}
+
+// wait returns once the output is copied: every writer has closed.
+func (sp *stdioPipes) wait() { sp.copies.Wait() }
 
 // writePidFile writes the process's pid atomically (create and rename).
 func writePidFile(path string, p *libcontainer.Process) error {

@@ -327,3 +327,54 @@ func TestProtectGitDirRoots(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectHooksPath: a repository whose config sends git to hooks in
+// the working tree (core.hooksPath = .githooks; husky's .husky/_, whose
+// hooks run the scripts in .husky) gets those protected as its .git/hooks
+// is: the next git commit on the host runs them.
+func TestProtectHooksPath(t *testing.T) {
+	dir := &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Mode: 0o644, Data: []byte(s)} }
+	tests := []struct {
+		name   string
+		config string
+		files  fstest.MapFS
+		want   []Rule
+	}{{
+		name:   "githooks",
+		config: "[core]\n\trepositoryformatversion = 0\n\thooksPath = .githooks\n",
+		files:  fstest.MapFS{"ws/.githooks/pre-commit": file("make lint\n")},
+		want:   []Rule{{Path: "/ws/.githooks", Access: ReadOnly}},
+	}, {
+		name:   "husky",
+		config: "[core]\n\thookspath = \".husky/_\"\n",
+		files:  fstest.MapFS{"ws/.husky/_/pre-commit": file(". \"$(dirname \"$0\")/h\"\n"), "ws/.husky/pre-commit": file("npm test\n")},
+		want:   []Rule{{Path: "/ws/.husky", Access: ReadOnly}, {Path: "/ws/.husky/_", Access: ReadOnly}},
+	}, {
+		name:   "another section's hooksPath",
+		config: "[core]\n\tbare = false\n[x]\n\thooksPath = .githooks\n",
+		files:  fstest.MapFS{"ws/.githooks/pre-commit": file("make lint\n")},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{"ws": dir, "ws/.git/HEAD": file("ref: refs/heads/main\n"), "ws/.git/config": file(tc.config)}
+			for k, v := range tc.files {
+				fsys[k] = v
+			}
+			pr, err := Protect(fsys, []string{"/ws"}, nil, nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Rule
+			for _, r := range pr.Rules {
+				if r.Access == ReadOnly {
+					got = append(got, r)
+				}
+			}
+			slices.SortFunc(got, func(a, b Rule) int { return strings.Compare(a.Path, b.Path) })
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("read-only rules (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -83,7 +83,18 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []strin
 		for _, rel := range expand(fsys, real, list) {
 			pr.protect(fsys, real, rel)
 		}
-		dirs, gitfiles := gitDirs(fsys, real)
+		dirs, gitfiles, own := gitDirs(fsys, real)
+		if writable {
+			// core.hooksPath sends git to hooks elsewhere, often in the
+			// working tree (.githooks, husky's .husky/_).
+			for _, hp := range hooksPaths(fsys, real, own) {
+				for _, r := range roots {
+					if rel, ok := strings.CutPrefix(hp, strings.TrimSuffix(r, "/")+"/"); ok {
+						pr.protect(fsys, r, rel)
+					}
+				}
+			}
+		}
 		for _, f := range gitfiles {
 			// A .git file names the repository's real git directory:
 			// pointed elsewhere, it would hand git hooks of the command's
@@ -293,11 +304,10 @@ func nestedDirs(fsys fs.FS, root string, names []string) []nestedDir {
 // gitDirs returns the real git directories of the repository at root and
 // of its submodules when their .git is a file ("gitdir: ..."), and the
 // common directory of a worktree, resolved; and those .git files.
-func gitDirs(fsys fs.FS, root string) (dirs, gitfiles []string) {
+func gitDirs(fsys fs.FS, root string) (dirs, gitfiles, own []string) {
 	// own are the repository's own git directories: a submodule's lies in
 	// one of them (modules/NAME), where a .git file the command wrote into
 	// an uninitialised submodule's directory cannot point elsewhere.
-	var own []string
 	if real, fi, err := Resolve(fsys, path.Join(root, ".git")); err == nil && fi.IsDir() {
 		own = append(own, real)
 	}
@@ -363,7 +373,58 @@ func gitDirs(fsys fs.FS, root string) (dirs, gitfiles []string) {
 		}
 		f.Close()
 	}
-	return dirs, gitfiles
+	return dirs, gitfiles, own
+}
+
+// hooksPaths returns where the config of the repository at root (its git
+// directories gitDirs) sends git for hooks (core.hooksPath), absolute:
+// relative to the working tree, as git reads it. Husky's ".husky/_" runs
+// the scripts in ".husky": both are returned.
+func hooksPaths(fsys fs.FS, root string, gitDirs []string) []string {
+	var out []string
+	for _, g := range gitDirs {
+		for _, name := range []string{"config", "config.worktree"} {
+			data, err := fs.ReadFile(fsys, rel2fs(path.Join(g, name)))
+			if err != nil {
+				continue
+			}
+			section := ""
+			for _, line := range strings.Split(string(data), "\n") {
+				line = strings.TrimSpace(line)
+				if strings.HasPrefix(line, "[") {
+					section, _, _ = strings.Cut(strings.TrimPrefix(line, "["), "]")
+					section = strings.ToLower(strings.TrimSpace(section))
+					continue
+				}
+				k, v, ok := strings.Cut(line, "=")
+				if !ok || section != "core" || !strings.EqualFold(strings.TrimSpace(k), "hookspath") {
+					continue
+				}
+				v = strings.TrimSpace(v)
+				if i := strings.IndexAny(v, ";#"); i >= 0 && !strings.HasPrefix(v, "\"") {
+					v = strings.TrimSpace(v[:i])
+				}
+				v = strings.Trim(v, "\"")
+				if v == "" || strings.HasPrefix(v, "~") {
+					// The home is outside the writable roots, or one of
+					// them with its own protections.
+					continue
+				}
+				if !path.IsAbs(v) {
+					v = path.Join(root, v)
+				}
+				v = path.Clean(v)
+				if v == root {
+					continue
+				}
+				out = append(out, v)
+				if path.Base(v) == "_" && path.Dir(v) != root {
+					out = append(out, path.Dir(v))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // rel2fs turns an absolute path into a name for fs.FS.

@@ -240,6 +240,9 @@ func unsure(s *shell.Script) string {
 		if c.Dynamic != "" {
 			return abbrev(c.String()) + " runs what is known only at run time (" + c.Dynamic + "), which a deny rule may match"
 		}
+		if c.RunsText != "" {
+			return abbrev(c.String()) + " runs shell commands the deny rules cannot read (" + abbrev(c.RunsText) + "), which a deny rule may match"
+		}
 	}
 	return ""
 }

@@ -527,10 +527,40 @@ var sedSpec = optSpec{
 }
 
 func judgeSed(j *judge) {
-	args := j.c.Args
-	var scripts []Word
-	var files []Word
-	inPlace, sandbox, fromFile := false, false, false
+	scripts, files, inPlace, sandbox, fromFile := sedArgs(j.c.Args)
+	if inPlace {
+		for _, f := range files {
+			j.write(f, "edits", change)
+		}
+		j.fromInput("edits")
+		j.floor("edits files in place")
+	}
+	if sandbox {
+		return
+	}
+	if fromFile {
+		j.need(WorkspaceWrite, "runs a sed script from a file")
+	}
+	for _, s := range scripts {
+		if s.Dynamic {
+			j.need(WorkspaceWrite, "sed script known only at run time")
+			continue
+		}
+		writes, runs, ok := sedScript(s.Value)
+		switch {
+		case !ok:
+			j.need(WorkspaceWrite, "sed script may write files or run commands")
+		case runs:
+			j.need(WorkspaceWrite, "sed script runs commands")
+		}
+		for _, w := range writes {
+			j.write(Word{Value: w}, "sed writes", data)
+		}
+	}
+}
+
+// sedArgs reads sed's arguments: its scripts, its files, and its options.
+func sedArgs(args []Word) (scripts, files []Word, inPlace, sandbox, fromFile bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		v := a.Value
@@ -569,35 +599,34 @@ func judgeSed(j *judge) {
 	if len(scripts) == 0 && !fromFile && len(files) > 0 {
 		scripts, files = files[:1], files[1:]
 	}
-	if inPlace {
-		for _, f := range files {
-			j.write(f, "edits", change)
+	return scripts, files, inPlace, sandbox, fromFile
+}
+
+// runsText says why a sed or awk command runs shell commands its program
+// text holds (sed e and s///e, awk system(), pipes and getline), which deny
+// rules cannot see, or "".
+func runsText(base string, args []Word) string {
+	switch base {
+	case "sed", "gsed":
+		scripts, _, _, sandbox, _ := sedArgs(args)
+		if sandbox {
+			return ""
 		}
-		j.fromInput("edits")
-		j.floor("edits files in place")
-	}
-	if sandbox {
-		return
-	}
-	if fromFile {
-		j.need(WorkspaceWrite, "runs a sed script from a file")
-	}
-	for _, s := range scripts {
-		if s.Dynamic {
-			j.need(WorkspaceWrite, "sed script known only at run time")
-			continue
+		for _, s := range scripts {
+			if _, runs, ok := sedScript(s.Value); !s.Dynamic && ok && runs {
+				return "sed script runs shell commands: " + s.Value
+			}
 		}
-		writes, runs, ok := sedScript(s.Value)
-		switch {
-		case !ok:
-			j.need(WorkspaceWrite, "sed script may write files or run commands")
-		case runs:
-			j.need(WorkspaceWrite, "sed script runs commands")
+	case "awk", "gawk", "mawk", "nawk", "busybox awk":
+		ops, opts := operands(args, awkSpec)
+		if has(opts, "--sandbox", "S") || len(ops) == 0 || ops[0].Dynamic {
+			return ""
 		}
-		for _, w := range writes {
-			j.write(Word{Value: w}, "sed writes", data)
+		if p := ops[0].Value; awkSystem(p) || strings.Contains(strings.ReplaceAll(p, "||", ""), "|") {
+			return "awk program may run shell commands: " + p
 		}
 	}
+	return ""
 }
 
 // sedScript reads a sed script far enough to find the files it writes (w,
@@ -708,8 +737,26 @@ func sedScript(s string) (writes []string, runs, ok bool) {
 	return writes, runs, true
 }
 
+// awkSystem reports a call of awk's system() in a program.
+func awkSystem(p string) bool {
+	for i := strings.Index(p, "system"); i >= 0; i = strings.Index(p, "system") {
+		before := byte(' ')
+		if i > 0 {
+			before = p[i-1]
+		}
+		p = p[i+len("system"):]
+		if !(before == '_' || before >= 'a' && before <= 'z' || before >= 'A' && before <= 'Z' || before >= '0' && before <= '9') &&
+			strings.HasPrefix(strings.TrimLeft(p, " \t"), "(") {
+			return true
+		}
+	}
+	return false
+}
+
+var awkSpec = optSpec{flags: "bcCdghlLMNOpPrSstV", args: "FvfEiWo", long: " characters-as-bytes traditional copyright lint posix re-interval sandbox ", longArgs: " field-separator assign file include source exec load "}
+
 func judgeAwk(j *judge) {
-	ops, opts := operands(j.c.Args, optSpec{flags: "bcCdghlLMNOpPrSstV", args: "FvfEiWo", long: " characters-as-bytes traditional copyright lint posix re-interval sandbox ", longArgs: " field-separator assign file include source exec load "})
+	ops, opts := operands(j.c.Args, awkSpec)
 	if inc, ok := opt(opts, "i", "--include"); ok && inc.Value == "inplace" {
 		for _, f := range ops[min(1, len(ops)):] {
 			j.write(f, "edits", change)

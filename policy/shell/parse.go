@@ -76,6 +76,11 @@ type Command struct {
 	// popd, find -execdir, a cd inside a function).
 	Dirs        []string
 	DirsUnknown bool
+	// RunsText says why the command runs shell commands written in its
+	// arguments in another language (sed '1e curl x', awk
+	// 'BEGIN{system("curl x")}'), which deny rules cannot see; empty when
+	// it does not. The classifier judges the command as usual.
+	RunsText string
 	// Function is set when Name is a function the script defined before
 	// (perhaps only conditionally). Its body's commands are in the script
 	// on their own; the call is still judged and matched by its name.
@@ -1457,6 +1462,9 @@ func (p *parser) record(c *call) *Command {
 				break
 			}
 		}
+	}
+	if cmd.Dynamic == "" && !cmd.Name.Dynamic {
+		cmd.RunsText = runsText(cmd.Base(), cmd.Args)
 	}
 	if cmd.Dynamic == "" && cmd.Base() == "git" {
 		// git -c core.pager='curl x' log runs curl, as GIT_PAGER would

@@ -270,7 +270,7 @@ var ProtectedInHome = []string{
 	".gitconfig", ".config/git",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".profile",
 	".config/fish", ".config/cordon", ".claude/settings.json", ".claude/settings.local.json",
-	".claude/commands", ".claude/agents", ".claude/hooks", ".claude/skills", ".claude.json", ".srt-settings.json", ".mcp.json",
+	".claude/commands", ".claude/agents", ".claude/hooks", ".claude/skills", ".claude/plugins", ".claude.json", ".srt-settings.json", ".mcp.json",
 	".ssh", ".local/bin",
 }
 

@@ -446,3 +446,24 @@ func TestFlagLimits(t *testing.T) {
 		t.Errorf("limits %+v, %v", p.Limits, err)
 	}
 }
+
+// TestRuleNamedTwice: the same rule text in two files can name two paths
+// ("/x" is relative to each file's project): both are kept, not the
+// first one's alone.
+func TestRuleNamedTwice(t *testing.T) {
+	fsys := fstest.MapFS{
+		"etc/cordon/managed-settings.json": {Data: []byte(`{"permissions": {"deny": ["Read(/secrets/**)"]}}`)},
+		"home/u/.claude/settings.json":     {Data: []byte(`{"permissions": {"deny": ["Read(/secrets/**)"]}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{"/etc/cordon/managed-settings.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range p.Permissions.Deny {
+		paths = append(paths, r.Path)
+	}
+	if diff := cmp.Diff([]string{"/home/u/secrets/**", "/secrets/**"}, paths); diff != "" {
+		t.Errorf("deny rule paths (-want +got):\n%s", diff)
+	}
+}

@@ -217,9 +217,12 @@ func (m *merger) apply(l *layer) {
 	for r, p := range l.rulePaths {
 		m.rulePaths[l.file+"\x00"+r] = p
 	}
+	// A rule is the same rule only if it names the same path: "Read(/x)"
+	// is relative to the project of the file that holds it.
+	rulePath := func(e entry) string { return m.rulePaths[e.Src.File+"\x00"+e.V] }
 	list := func(key string, es []entry) {
 		for _, e := range es {
-			i := slices.IndexFunc(m.lists[key], func(x entry) bool { return x.V == e.V })
+			i := slices.IndexFunc(m.lists[key], func(x entry) bool { return x.V == e.V && rulePath(x) == rulePath(e) })
 			switch {
 			case i < 0:
 				m.lists[key] = append(m.lists[key], e)

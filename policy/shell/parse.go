@@ -1466,6 +1466,12 @@ func (p *parser) record(c *call) *Command {
 	if cmd.Dynamic == "" && !cmd.Name.Dynamic {
 		cmd.RunsText = runsText(cmd.Base(), cmd.Args)
 	}
+	if cmd.Dynamic == "" && cmd.Base() == "hash" && slices.ContainsFunc(cmd.Args, func(w Word) bool {
+		return w.Dynamic || strings.HasPrefix(w.Value, "-") && strings.Contains(w.Value, "p")
+	}) {
+		// hash -p /usr/bin/curl c; c x runs curl
+		cmd.Dynamic = "hash -p makes a command name run another program"
+	}
 	if cmd.Dynamic == "" && cmd.Base() == "git" {
 		// git -c core.pager='curl x' log runs curl, as GIT_PAGER would
 		for _, c := range parseGitGlobals(cmd.Args).configs {

@@ -622,6 +622,10 @@ scan:
 		}
 		return p.nested(c, Wrapper{Name: base + " <<", Args: slices.Clone(own)}, *c.in.doc, params, false)
 	}
+	if c.f.piped && c.in == nil && c.dynamic == "" {
+		// echo curl x | sh: the script is what the pipe carries
+		c.dynamic = base + " runs the script it reads from a pipe"
+	}
 	return plain
 }
 

@@ -194,3 +194,51 @@ read line; echo "got $line"; echo to-stderr >&2`
 		t.Errorf("stdio not passed through: stdout %q, stderr %q", out, stderr)
 	}
 }
+
+// TestEscapeOCIDefaultRoot: without --root and without a runtime directory
+// of its own, an unprivileged user's OCI containers live in
+// /tmp/cordon-oci-UID. /tmp is everyone's: another user who made that
+// directory first could read the containers' state and plant some of his
+// (a state's hooks run as the user on delete). cordon refuses a directory
+// there that is not the user's alone, as cordon run's state directory.
+func TestEscapeOCIDefaultRoot(t *testing.T) {
+	c := callers["user"]
+	requires(t, needCaller(c), needOCI)
+	dir := fmt.Sprintf("/tmp/cordon-oci-%d", c.uid)
+	if _, err := os.Lstat(dir); err == nil {
+		// The user's own, from an earlier run: kept aside meanwhile.
+		aside := dir + ".aside-" + suiteToken
+		must(t, os.Rename(dir, aside))
+		t.Cleanup(func() { _ = os.Rename(aside, dir) })
+	}
+	env := []string{"XDG_RUNTIME_DIR="}
+	// Planted by another user (nobody), open to all.
+	must(t, os.Mkdir(dir, 0o777))
+	defer os.RemoveAll(dir)
+	must(t, os.Chmod(dir, 0o777))
+	must(t, os.Chown(dir, 65534, 65534))
+	out, stderr, code := ociCordon(t, c.cred, env, "list", "--format", "json")
+	if code == 0 || !strings.Contains(stderr, dir) {
+		t.Errorf("list with %s planted by another user: exit %d, %q %q; want a refusal naming it", dir, code, out, stderr)
+	}
+	r := newRootlessOCI(t, c, "planted-root", func(s *specs.Spec) { s.Process.Args = []string{"true"} })
+	defer ociCordon(t, c.cred, env, "delete", "--force", r.id)
+	_, stderr, code = ociCordon(t, c.cred, env, "create", "--bundle", r.dir, r.id)
+	if code == 0 || !strings.Contains(stderr, dir) {
+		t.Errorf("create with %s planted by another user: exit %d, %q; want a refusal naming it", dir, code, stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("the user's container state went into the planted %s: %v", dir, entries)
+	}
+	must(t, os.RemoveAll(dir))
+
+	// Made by the user's cordon: the user's, closed to others.
+	out, stderr, code = ociCordon(t, c.cred, env, "list", "--format", "json")
+	if code != 0 || strings.TrimSpace(out) != "null" {
+		t.Errorf("list with no default root yet: exit %d, %q %q; want an empty list", code, out, stderr)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err == nil && (int(st.Uid) != c.uid || st.Mode&0o077 != 0) {
+		t.Errorf("%s: uid %d, mode %o; want the user's, 0700", dir, st.Uid, st.Mode&0o7777)
+	}
+}

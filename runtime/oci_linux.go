@@ -32,14 +32,19 @@ import (
 // --root is given: /run/cordon-oci for root, $XDG_RUNTIME_DIR/cordon-oci
 // or /tmp/cordon-oci-UID for everyone else. It is not under StateRoot:
 // `cordon gc` there removes whatever no live cordon run owns.
-func DefaultOCIRoot() string {
+//
+// The one in /tmp is made here, or must be the caller's and closed to
+// others: another user who made it first could read the containers' state
+// and swap in his own (a state's hooks run as the caller on delete).
+func DefaultOCIRoot() (string, error) {
 	if os.Geteuid() == 0 {
-		return "/run/cordon-oci"
+		return "/run/cordon-oci", nil
 	}
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && ownedDir(d) {
-		return filepath.Join(d, "cordon-oci")
+		return filepath.Join(d, "cordon-oci"), nil
 	}
-	return filepath.Join("/tmp", "cordon-oci-"+strconv.Itoa(os.Geteuid()))
+	dir := filepath.Join("/tmp", "cordon-oci-"+strconv.Itoa(os.Geteuid()))
+	return dir, ensureStateDir(dir)
 }
 
 var errEmptyID = errors.New("container id cannot be empty")

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultOCIRoot returns the OCI state directory.
-func DefaultOCIRoot() string { return "" }
+func DefaultOCIRoot() (string, error) { return "", nil }
 
 // LoadBundle is not supported on this OS.
 func LoadBundle(string) (*specs.Spec, error) { return nil, errors.ErrUnsupported }

@@ -54,7 +54,7 @@ func ociCommands() []*cli.Command {
 
 // ociRuntime is the runtime the global flags describe.
 func ociRuntime(cmd *cli.Command) (runtime.OCI, error) {
-	root := runtime.DefaultOCIRoot()
+	var root string
 	if cmd.IsSet("root") {
 		abs, err := filepath.Abs(cmd.String("root"))
 		if err != nil {
@@ -64,6 +64,11 @@ func ociRuntime(cmd *cli.Command) (runtime.OCI, error) {
 			return runtime.OCI{}, errors.New("option --root argument should not be set to /")
 		}
 		root = abs
+	} else {
+		var err error
+		if root, err = runtime.DefaultOCIRoot(); err != nil {
+			return runtime.OCI{}, err
+		}
 	}
 	return runtime.OCI{
 		Root:          root,

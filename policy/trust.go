@@ -29,6 +29,11 @@ func SetTrusted(file, dir string, trusted bool) (bool, error) {
 	if !filepath.IsAbs(dir) {
 		return false, fmt.Errorf("trust %s: not an absolute path", dir)
 	}
+	// A settings file linked into a dotfiles repository is written where
+	// it points: renaming over the link would replace it.
+	if real, err := filepath.EvalSymlinks(file); err == nil {
+		file = real
+	}
 	doc := map[string]any{}
 	data, err := os.ReadFile(file)
 	switch {

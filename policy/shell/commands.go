@@ -605,8 +605,24 @@ func sedArgs(args []Word) (scripts, files []Word, inPlace, sandbox, fromFile boo
 // runsText says why a sed or awk command runs shell commands its program
 // text holds (sed e and s///e, awk system(), pipes and getline), which deny
 // rules cannot see, or "".
-func runsText(base string, args []Word) string {
+func runsText(c *Command) string {
+	base, args := c.Base(), c.Args
 	switch base {
+	case "vim", "vi", "nvim", "ex", "view", "gvim", "vimdiff":
+		// vim -c '!curl x', vim +'call system("curl x")'
+		for i, a := range args {
+			cmd := ""
+			switch {
+			case strings.HasPrefix(a.Value, "+"):
+				cmd = a.Value
+			case (a.Value == "-c" || a.Value == "--cmd") && i+1 < len(args):
+				cmd = args[i+1].Value
+			}
+			if strings.Contains(cmd, "!") || strings.Contains(cmd, "system(") || strings.Contains(cmd, "term") {
+				return base + " runs an editor command that runs shell commands: " + cmd
+			}
+		}
+
 	case "sed", "gsed":
 		scripts, _, _, sandbox, _ := sedArgs(args)
 		if sandbox {

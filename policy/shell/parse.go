@@ -1464,7 +1464,7 @@ func (p *parser) record(c *call) *Command {
 		}
 	}
 	if cmd.Dynamic == "" && !cmd.Name.Dynamic {
-		cmd.RunsText = runsText(cmd.Base(), cmd.Args)
+		cmd.RunsText = runsText(cmd)
 	}
 	if cmd.Dynamic == "" && cmd.Base() == "hash" && slices.ContainsFunc(cmd.Args, func(w Word) bool {
 		return w.Dynamic || strings.HasPrefix(w.Value, "-") && strings.Contains(w.Value, "p")

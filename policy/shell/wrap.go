@@ -102,6 +102,7 @@ func buildHandlers() {
 		"fd":               fdWrapper,
 		"compgen":          compgenWrapper,
 		"mapfile":          mapfileWrapper,
+		"ed":               edRuns,
 		"tar":              tarRuns,
 		"bsdtar":           tarRuns,
 		"gtar":             tarRuns,
@@ -1434,6 +1435,15 @@ func perfRuns(p *parser, c *call) unwrapped {
 		c.apply("perf", sp, s)
 		c.wrap("perf "+c.words[1].Value, s.end)
 		return inner
+	}
+	return plain
+}
+
+// edRuns: ed runs the shell commands (!cmd) of the script it reads, here
+// from a here-document or here-string.
+func edRuns(p *parser, c *call) unwrapped {
+	if c.in != nil && c.in.doc != nil && c.dynamic == "" && (c.in.doc.Dynamic || strings.Contains(c.in.doc.Value, "!")) {
+		c.dynamic = "ed runs the shell commands of its input"
 	}
 	return plain
 }

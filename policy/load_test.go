@@ -222,9 +222,9 @@ func TestManagedLockNamedBelow(t *testing.T) {
 	}
 }
 
-// TestManagedDenyGlobAllowRead: an allowRead glob from below that could
-// match inside a path the managed settings deny is ignored; one that
-// cannot is kept.
+// TestManagedDenyGlobAllowRead: an allowRead from below that could match
+// inside a path the managed settings deny (a glob), or that holds one, is
+// ignored; one that cannot is kept.
 func TestManagedDenyGlobAllowRead(t *testing.T) {
 	tests := []struct {
 		deny, allow string
@@ -244,6 +244,13 @@ func TestManagedDenyGlobAllowRead(t *testing.T) {
 		{"//srv/s*", "//srv/x*/public", true},
 		{"//srv/s*", "//srv/public/*", false},
 		{"//home/u/.kube", "~/.config/**", false},
+		// An allowRead above a denied path re-opens all of it.
+		{"//srv/secrets", "//srv", true},
+		{"//home/u/.ssh", "~", true},
+		{"//srv/s*", "//srv", true},
+		{"//**/.env", "~/proj", true},
+		{"//srv/secrets", "//opt", false},
+		{"//srv/secrets", "//srv/public", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.deny+" "+tc.allow, func(t *testing.T) {

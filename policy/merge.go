@@ -372,7 +372,11 @@ func (m *merger) finish(layers []*layer) {
 	var keep []entry
 	for _, a := range m.lists["sandbox.filesystem.allowRead"] {
 		denied := slices.ContainsFunc(m.lists["sandbox.filesystem.denyRead"], func(d entry) bool {
-			return d.Src.Scope == ScopeManaged && a.Src.Scope != ScopeManaged && (patternWithin(a.V, d.V) || IsGlob(a.V) && couldReopen(a.V, d.V))
+			// a inside d, or a glob that could reach into d; or d inside a
+			// (an allowRead re-opens every denied path below it).
+			return d.Src.Scope == ScopeManaged && a.Src.Scope != ScopeManaged &&
+				(patternWithin(a.V, d.V) || IsGlob(a.V) && couldReopen(a.V, d.V) ||
+					patternWithin(d.V, a.V) || IsGlob(d.V) && couldReopen(d.V, a.V))
 		})
 		if denied {
 			reason := "it would re-open a path the managed settings deny"

@@ -605,9 +605,25 @@ func sedArgs(args []Word) (scripts, files []Word, inPlace, sandbox, fromFile boo
 // runsText says why a sed or awk command runs shell commands its program
 // text holds (sed e and s///e, awk system(), pipes and getline), which deny
 // rules cannot see, or "".
-func runsText(c *Command) string {
+func runsText(c *Command, stdin *Word) string {
 	base, args := c.Base(), c.Args
+	if interpreters[base] || strings.HasPrefix(base, "python") {
+		// python3 -c 'import os; os.system("curl x")', perl -ne '`curl x`'
+		for _, code := range interpreterCode(args, stdin) {
+			if !code.Dynamic && spawns(code.Value) {
+				return base + " code may run shell commands: " + code.Value
+			}
+		}
+		return ""
+	}
 	switch base {
+	case "make", "gmake":
+		// make SHELL='curl x' runs every recipe line through curl
+		for _, a := range args {
+			if strings.HasPrefix(a.Value, "SHELL=") || strings.HasPrefix(a.Value, "MAKESHELL=") || a.Value == "--eval" || a.Value == "-E" || strings.HasPrefix(a.Value, "--eval=") {
+				return "make runs its recipes through another program or evaluates text: " + a.Value
+			}
+		}
 	case "vim", "vi", "nvim", "ex", "view", "gvim", "vimdiff":
 		// vim -c '!curl x', vim +'call system("curl x")'
 		for i, a := range args {
@@ -751,6 +767,47 @@ func sedScript(s string) (writes []string, runs, ok bool) {
 		}
 	}
 	return writes, runs, true
+}
+
+// interpreterCode is the code an interpreter's arguments give it as text
+// (-c, -e, perl -ne, ...), or the here-document it reads when it has no
+// script file.
+func interpreterCode(args []Word, stdin *Word) []Word {
+	var out []Word
+	file := false
+	for i := 0; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case args[i].Dynamic:
+			file = true
+		case inlineCode[v] || len(v) > 2 && v[0] == '-' && v[1] != '-' && strings.ContainsAny(v[len(v)-1:], "ceE"):
+			if i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+		case v == "-m" || v == "--" || !strings.HasPrefix(v, "-"):
+			file = true
+		}
+		if file {
+			break
+		}
+	}
+	if len(out) == 0 && !file && stdin != nil {
+		out = append(out, *stdin)
+	}
+	return out
+}
+
+// spawns reports code that may start a process: the usual names of the
+// calls that do, in the interpreters cordon knows.
+func spawns(code string) bool {
+	for _, s := range []string{"system", "subprocess", "popen", "spawn", "exec", "child_process", "`", "pty", "Popen",
+		"Process", "Runtime", "shell_exec", "passthru", "proc_open", "Open3", "%x", "qx", "os.Command", "pcntl", "io.popen"} {
+		if strings.Contains(code, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // awkSystem reports a call of awk's system() in a program.

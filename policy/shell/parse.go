@@ -1464,7 +1464,11 @@ func (p *parser) record(c *call) *Command {
 		}
 	}
 	if cmd.Dynamic == "" && !cmd.Name.Dynamic {
-		cmd.RunsText = runsText(cmd)
+		var doc *Word
+		if c.in != nil {
+			doc = c.in.doc
+		}
+		cmd.RunsText = runsText(cmd, doc)
 	}
 	if cmd.Dynamic == "" && cmd.Base() == "hash" && slices.ContainsFunc(cmd.Args, func(w Word) bool {
 		return w.Dynamic || strings.HasPrefix(w.Value, "-") && strings.Contains(w.Value, "p")

@@ -331,7 +331,8 @@ func TestProtectGitDirRoots(t *testing.T) {
 // TestProtectHooksPath: a repository whose config sends git to hooks in
 // the working tree (core.hooksPath = .githooks; husky's .husky/_, whose
 // hooks run the scripts in .husky) gets those protected as its .git/hooks
-// is: the next git commit on the host runs them.
+// is: the next git commit on the host runs them. So are config files its
+// config includes: they are its config.
 func TestProtectHooksPath(t *testing.T) {
 	dir := &fstest.MapFile{Mode: fs.ModeDir | 0o755}
 	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Mode: 0o644, Data: []byte(s)} }
@@ -350,6 +351,11 @@ func TestProtectHooksPath(t *testing.T) {
 		config: "[core]\n\thookspath = \".husky/_\"\n",
 		files:  fstest.MapFS{"ws/.husky/_/pre-commit": file(". \"$(dirname \"$0\")/h\"\n"), "ws/.husky/pre-commit": file("npm test\n")},
 		want:   []Rule{{Path: "/ws/.husky", Access: ReadOnly}, {Path: "/ws/.husky/_", Access: ReadOnly}},
+	}, {
+		name:   "an included config",
+		config: "[core]\n\tbare = false\n[include]\n\tpath = ../.gitconfig-project\n[includeIf \"onbranch:main\"]\n\tpath = ../tools/git.conf\n",
+		files:  fstest.MapFS{"ws/.gitconfig-project": file("[alias]\n"), "ws/tools/git.conf": file("[alias]\n")},
+		want:   []Rule{{Path: "/ws/.gitconfig-project", Access: ReadOnly}, {Path: "/ws/tools/git.conf", Access: ReadOnly}},
 	}, {
 		name:   "another section's hooksPath",
 		config: "[core]\n\tbare = false\n[x]\n\thooksPath = .githooks\n",

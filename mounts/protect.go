@@ -379,7 +379,10 @@ func gitDirs(fsys fs.FS, root string) (dirs, gitfiles, own []string) {
 // hooksPaths returns where the config of the repository at root (its git
 // directories gitDirs) sends git for hooks (core.hooksPath), absolute:
 // relative to the working tree, as git reads it. Husky's ".husky/_" runs
-// the scripts in ".husky": both are returned.
+// the scripts in ".husky": both are returned. And the files the config
+// includes ([include] and [includeIf] path, relative to the git
+// directory): they are its config, and could set core.hooksPath or
+// core.fsmonitor.
 func hooksPaths(fsys fs.FS, root string, gitDirs []string) []string {
 	var out []string
 	for _, g := range gitDirs {
@@ -397,7 +400,9 @@ func hooksPaths(fsys fs.FS, root string, gitDirs []string) []string {
 					continue
 				}
 				k, v, ok := strings.Cut(line, "=")
-				if !ok || section != "core" || !strings.EqualFold(strings.TrimSpace(k), "hookspath") {
+				k = strings.ToLower(strings.TrimSpace(k))
+				include := k == "path" && (section == "include" || strings.HasPrefix(section, "includeif"))
+				if !ok || !include && (section != "core" || k != "hookspath") {
 					continue
 				}
 				v = strings.TrimSpace(v)
@@ -410,7 +415,12 @@ func hooksPaths(fsys fs.FS, root string, gitDirs []string) []string {
 					// them with its own protections.
 					continue
 				}
-				if !path.IsAbs(v) {
+				switch {
+				case path.IsAbs(v):
+				case include:
+					// An included file is relative to the including one.
+					v = path.Join(g, v)
+				default:
 					v = path.Join(root, v)
 				}
 				v = path.Clean(v)
@@ -418,7 +428,7 @@ func hooksPaths(fsys fs.FS, root string, gitDirs []string) []string {
 					continue
 				}
 				out = append(out, v)
-				if path.Base(v) == "_" && path.Dir(v) != root {
+				if !include && path.Base(v) == "_" && path.Dir(v) != root {
 					out = append(out, path.Dir(v))
 				}
 			}

@@ -169,12 +169,17 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 			break
 		}
 	}
-	if a.deny == nil && len(deny) > 0 {
-		a.unsure = unsure(s)
+	askRules := toolRules(p.Permissions.Ask, "Bash")
+	switch {
+	case a.deny == nil && len(deny) > 0:
+		a.unsure = unsure(s, "deny")
+	case a.deny == nil && len(askRules) > 0:
+		// an ask rule is a promise too, bypassPermissions included
+		a.unsure = unsure(s, "ask")
 	}
 
 	// ask rules, the same way
-	for _, r := range toolRules(p.Permissions.Ask, "Bash") {
+	for _, r := range askRules {
 		pat, err := shell.ParsePattern(r.String())
 		if err != nil {
 			a.ask = &hit{rule: r.String(), detail: "cannot be read (" + err.Error() + "); every command is asked until it is fixed"}
@@ -231,20 +236,27 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	a.allow = &hit{rule: strings.Join(used, ", ")}
 }
 
-// unsure says why the deny rules may not see everything s runs.
-func unsure(s *shell.Script) string {
+// unsure says why the deny (or ask) rules may not see everything s runs.
+func unsure(s *shell.Script, kind string) string {
 	if s.Err != nil {
-		return "it cannot be analysed (" + s.Err.Error() + "), so the deny rules cannot see all it would run"
+		return "it cannot be analysed (" + s.Err.Error() + "), so the " + kind + " rules cannot see all it would run"
 	}
 	for _, c := range s.Commands {
 		if c.Dynamic != "" {
-			return abbrev(c.String()) + " runs what is known only at run time (" + c.Dynamic + "), which a deny rule may match"
+			return abbrev(c.String()) + " runs what is known only at run time (" + c.Dynamic + "), which " + article(kind) + " rule may match"
 		}
 		if c.RunsText != "" {
-			return abbrev(c.String()) + " runs shell commands the deny rules cannot read (" + abbrev(c.RunsText) + "), which a deny rule may match"
+			return abbrev(c.String()) + " runs shell commands the " + kind + " rules cannot read (" + abbrev(c.RunsText) + "), which " + article(kind) + " rule may match"
 		}
 	}
 	return ""
+}
+
+func article(kind string) string {
+	if kind == "ask" {
+		return "an ask"
+	}
+	return "a " + kind
 }
 
 func commandText(c *shell.Command, src string) string {

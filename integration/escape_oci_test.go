@@ -242,3 +242,54 @@ func TestEscapeOCIDefaultRoot(t *testing.T) {
 		t.Errorf("%s: uid %d, mode %o; want the user's, 0700", dir, st.Uid, st.Mode&0o7777)
 	}
 }
+
+// TestEscapeOCIPolicyFile: dev.cordon.policy may name a policy file on the
+// node, and a pod's author writes the annotation. A path that is no regular
+// file must fail create at once: /dev/zero was read until cordon, root on
+// the node, ran out of memory; a FIFO held create for ever.
+func TestEscapeOCIPolicyFile(t *testing.T) {
+	requires(t, needOCI)
+	fifo := filepath.Join(t.TempDir(), "policy.fifo")
+	must(t, unix.Mkfifo(fifo, 0o600))
+	big := filepath.Join(t.TempDir(), "big.json")
+	must(t, os.WriteFile(big, []byte(`{"seccomp": true}`+strings.Repeat(" ", 4<<20)), 0o644))
+	good := filepath.Join(t.TempDir(), "policy.json")
+	must(t, os.WriteFile(good, []byte(`{"noNewPrivileges": true}`), 0o644))
+	for _, tc := range []struct{ name, path, want string }{
+		{"regular", good, ""},
+		{"dev-zero", "/dev/zero", "not a regular file"},
+		{"fifo", fifo, "not a regular file"},
+		{"big", big, "larger than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := ociID("policy-file-" + tc.name)
+			bundle := ociBundle(t, []string{"true"}, func(s *specs.Spec) {
+				s.Annotations = map[string]string{"dev.cordon.policy": tc.path}
+			})
+			r := ociRunc(t, bundle)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			null, err := runc.NewNullIO()
+			must(t, err)
+			defer null.Close()
+			start := time.Now()
+			err = r.Create(ctx, id, bundle, &runc.CreateOpts{IO: null})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("create with the policy file %s: %v; log: %s", tc.path, err, readFile(r.Log))
+				}
+				must(t, r.Delete(ctx, id, &runc.DeleteOpts{Force: true}))
+				return
+			}
+			if err == nil {
+				t.Fatalf("create with the policy file %s succeeded", tc.path)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("create with the policy file %s took %v", tc.path, d)
+			}
+			if msg := lastLogError(t, r.Log); !strings.Contains(msg, tc.want) {
+				t.Errorf("create: %v, last log error %q, want %q", err, msg, tc.want)
+			}
+		})
+	}
+}

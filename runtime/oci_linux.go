@@ -184,7 +184,7 @@ func (o OCI) tighten(s *specs.Spec, id string) (*spec.Applied, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, source, err := spec.ContainerPolicyFor(s.Annotations, cfg, os.ReadFile)
+	pol, source, err := spec.ContainerPolicyFor(s.Annotations, cfg, readPolicyFile)
 	if err != nil {
 		return nil, fmt.Errorf("cordon policy: %w", err)
 	}
@@ -223,6 +223,36 @@ func (o OCI) tighten(s *specs.Spec, id string) (*spec.Applied, error) {
 		return nil, fmt.Errorf("cordon policy: %w", err)
 	}
 	return a, nil
+}
+
+// maxPolicyFile bounds a policy file an annotation names.
+const maxPolicyFile = 1 << 20
+
+// readPolicyFile reads the policy file an annotation names. The pod's
+// author writes the annotation: a device (/dev/zero read until cordon, root
+// on the node, ran out of memory), a FIFO (create held for ever) or a large
+// file of the node must fail at once.
+func readPolicyFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxPolicyFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxPolicyFile)
+	}
+	return data, nil
 }
 
 // runtimeConfig reads the runtime-level configuration; a missing default

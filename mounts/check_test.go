@@ -384,3 +384,30 @@ func TestProtectHooksPath(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectHooksPathNested: a repository below the writable root (a
+// clone in ~/code, a vendored checkout) gets its core.hooksPath protected
+// as the root's own does.
+func TestProtectHooksPathNested(t *testing.T) {
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Mode: 0o644, Data: []byte(s)} }
+	fsys := fstest.MapFS{
+		"ws/.git/HEAD":                  file("ref: refs/heads/main\n"),
+		"ws/sub/.git/HEAD":              file("ref: refs/heads/main\n"),
+		"ws/sub/.git/config":            file("[core]\n\thooksPath = .githooks\n"),
+		"ws/sub/.githooks/pre-commit":   file("make lint\n"),
+		"ws/other/.githooks/pre-commit": file("not a hook: no repository names it\n"),
+	}
+	pr, err := Protect(fsys, []string{"/ws"}, []string{".git/hooks"}, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range pr.Rules {
+		if r.Access == ReadOnly {
+			got = append(got, r.Path)
+		}
+	}
+	if !slices.Contains(got, "/ws/sub/.githooks") || slices.Contains(got, "/ws/other/.githooks") {
+		t.Errorf("read-only %q: want /ws/sub/.githooks, not /ws/other/.githooks", got)
+	}
+}

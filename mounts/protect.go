@@ -246,6 +246,13 @@ func withNested(fsys fs.FS, root string, list, nested, trusted []string) []strin
 			for _, rel := range inGit {
 				list = append(list, d.rel+"/"+rel)
 			}
+			// Its config's core.hooksPath and includes, as the root's.
+			sub := path.Join(root, d.rel)
+			for _, hp := range hooksPaths(fsys, sub, []string{path.Join(sub, ".git")}) {
+				if rel, ok := strings.CutPrefix(hp, strings.TrimSuffix(root, "/")+"/"); ok {
+					list = append(list, rel)
+				}
+			}
 		}
 	}
 	return list

@@ -323,8 +323,9 @@ type RunCommand struct {
 }
 
 // Wrap returns a bash command line that runs command, byte for byte, in
-// bash under cordon run: CORDON run FLAGS... -- bash -c 'COMMAND', every
-// word single-quoted where needed ('\” for a quote). It refuses a NUL
+// bash under cordon run: CORDON run FLAGS... -- bash -c 'COMMAND' (bash -c
+// -- 'COMMAND' when it starts with - or +), every word single-quoted where
+// needed ('\” for a quote). It refuses a NUL
 // (bash cannot take one) and text that is not UTF-8.
 func (rc RunCommand) Wrap(command string) (string, error) {
 	for _, s := range append([]string{rc.Cordon, command}, rc.Flags...) {
@@ -346,8 +347,18 @@ func (rc RunCommand) Wrap(command string) (string, error) {
 		b.WriteString(ShellQuote(f))
 	}
 	b.WriteString(" -- bash -c ")
+	if optionLike(command) {
+		// bash -c '-x' takes -x for its own option and runs nothing
+		b.WriteString("-- ")
+	}
 	b.WriteString(singleQuote(command))
 	return b.String(), nil
+}
+
+// optionLike reports a command that bash, given it after -c, would read
+// as its own options.
+func optionLike(command string) bool {
+	return strings.HasPrefix(command, "-") || strings.HasPrefix(command, "+")
 }
 
 // ShellQuote quotes a word for bash: as it is when it holds only

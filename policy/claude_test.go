@@ -207,7 +207,7 @@ func TestParseClaudeHookMalformed(t *testing.T) {
 var wrapSeeds = []string{
 	"", "ls", "'", "''", `'\''`, `"`, `\`, `\\'`, "a'b\"c\\d", "$HOME $(id) `id` ${x:-y}", "!!", "!x", "\n", "a\nb\r\nc",
 	"echo \"it's\"", "\t", "*", "~", "~root", "-c", "--", "#", "x # y", ";", "&&", "|", "<<EOF\nx\nEOF", "h\u00e9llo \u4e16\u754c \U0001F600",
-	"\x01\x02\x1b[31m", "\u0080", "a\u0081b", "ls \r# ; x", "\u00a0", "\u2028", "'$'\\x27''", "$'\\''", "a=b", "{a,b}", "[[ x ]]", "%s %n", "\x7f", " leading and trailing ",
+	"\x01\x02\x1b[31m", "\u0080", "a\u0081b", "ls \r# ; x", "\u00a0", "\u2028", "'$'\\x27''", "$'\\''", "a=b", "{a,b}", "[[ x ]]", "%s %n", "\x7f", " leading and trailing ", "-x", "--help", "+O",
 }
 
 // FuzzWrap: for any text, the rewritten command is one simple command
@@ -242,7 +242,11 @@ func FuzzWrap(f *testing.F) {
 		// mvdan.cc/sh reads "\r\n" as "\n", even between single quotes
 		// (bash does not: TestWrapRealBash shows the bytes bash hands on).
 		crlf := func(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
-		want := []string{"/opt/cor don/cordon", "run", "--workspace", crlf(ws), "--mode", "default", "--", "bash", "-c", crlf(cmd)}
+		want := []string{"/opt/cor don/cordon", "run", "--workspace", crlf(ws), "--mode", "default", "--", "bash", "-c"}
+		if optionLike(cmd) {
+			want = append(want, "--")
+		}
+		want = append(want, crlf(cmd))
 		if !slices.Equal(argv, want) {
 			t.Fatalf("%q wraps into %q, which runs %q", cmd, w, argv)
 		}
@@ -269,9 +273,36 @@ func TestWrapRealBash(t *testing.T) {
 			t.Fatalf("%q: %v", w, err)
 		}
 		got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-		want := []string{"run", "--workspace", "/w s/'x'", "--", "bash", "-c", cmd}
+		want := []string{"run", "--workspace", "/w s/'x'", "--", "bash", "-c"}
+		if optionLike(cmd) {
+			want = append(want, "--")
+		}
+		want = append(want, cmd)
 		if !slices.Equal(got, want) {
 			t.Errorf("bash -c %q passed %q, want %q", w, got, want)
+		}
+	}
+}
+
+// TestWrapOptionLike: a command that starts like an option runs as a
+// command, as bash -c '-x' would not (bash takes it for its option -x and
+// runs nothing).
+func TestWrapOptionLike(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	// cordon replaced by a program that runs what follows its --
+	run := script(t, `while [ "$1" != -- ]; do shift; done; shift; exec "$@"`)
+	for _, cmd := range []string{"-x", "--help", "+O", "-c"} {
+		w, err := (RunCommand{Cordon: run}).Wrap(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bash, "-c", w).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 127 || !strings.Contains(string(out), "command not found") {
+			t.Errorf("%q: %q ran %v: %s, want the command run (command not found)", cmd, w, err, out)
 		}
 	}
 }

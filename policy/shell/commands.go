@@ -158,7 +158,7 @@ func buildJudges() {
 		"find": judgeFind, "sort": judgeSort, "uniq": judgeUniq, "tree": judgeTree, "xxd": judgeXxd,
 		"iconv": judgeOutputOpt("o", "--output"), "yq": judgeYq, "rg": judgeRg,
 		"history": judgeHistory, "less": judgeLess, "xmllint": judgeOutputOpt("", "--output"),
-		"cloc": judgeOutputOpt("", "--report-file"),
+		"cloc": judgeOutputOpt("", "--report-file"), "scc": judgeOutputOpt("", "--output"),
 		"tar":  judgeTar, "unzip": judgeUnzip, "zip": judgeZip,
 		"gzip": judgeCompress, "gunzip": judgeCompress, "bzip2": judgeCompress, "bunzip2": judgeCompress,
 		"xz": judgeCompress, "unxz": judgeCompress, "zstd": judgeCompress, "unzstd": judgeCompress,
@@ -617,6 +617,17 @@ func runsText(c *Command, stdin *Word) string {
 		return ""
 	}
 	switch base {
+	case "dc":
+		// dc -e '!curl x': GNU dc runs the rest of a line after ! in a shell
+		for i, a := range args {
+			if (a.Value == "-e" || a.Value == "--expression") && i+1 < len(args) && strings.Contains(args[i+1].Value, "!") ||
+				strings.HasPrefix(a.Value, "--expression=") && strings.Contains(a.Value, "!") {
+				return "dc runs shell commands (!): " + a.Value
+			}
+		}
+		if stdin != nil && strings.Contains(stdin.Value, "!") {
+			return "dc runs shell commands (!) from its input"
+		}
 	case "make", "gmake":
 		// make SHELL='curl x' runs every recipe line through curl
 		for _, a := range args {

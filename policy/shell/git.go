@@ -184,7 +184,7 @@ func (j *judge) gitSub(sub string, rest []Word) (Level, string) {
 	switch sub {
 	case "config":
 		return j.gitConfig(rest)
-	case "diff", "log", "show":
+	case "diff", "log", "show", "diff-tree", "diff-index", "diff-files", "range-diff", "whatchanged":
 		for i, a := range rest {
 			if v, ok := strings.CutPrefix(a.Value, "--output="); ok {
 				j.write(Word{Value: v, Dynamic: a.Dynamic}, "writes", data)

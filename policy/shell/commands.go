@@ -159,7 +159,7 @@ func buildJudges() {
 		"iconv": judgeOutputOpt("o", "--output"), "yq": judgeYq, "rg": judgeRg,
 		"history": judgeHistory, "less": judgeLess, "xmllint": judgeOutputOpt("", "--output"),
 		"cloc": judgeOutputOpt("", "--report-file"), "scc": judgeOutputOpt("", "--output"),
-		"tar":  judgeTar, "unzip": judgeUnzip, "zip": judgeZip,
+		"tar": judgeTar, "unzip": judgeUnzip, "zip": judgeZip,
 		"gzip": judgeCompress, "gunzip": judgeCompress, "bzip2": judgeCompress, "bunzip2": judgeCompress,
 		"xz": judgeCompress, "unxz": judgeCompress, "zstd": judgeCompress, "unzstd": judgeCompress,
 		"lz4": judgeCompress, "compress": judgeCompress, "uncompress": judgeCompress,

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/console"
 	runc "github.com/containerd/go-runc"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -515,5 +516,48 @@ func TestOCINetworkHook(t *testing.T) {
 			waitStatus(t, r, id, "stopped")
 			must(t, r.Delete(ctx, id, nil))
 		})
+	}
+}
+
+// TestOCIExecTerminalHost: `exec -t` attached finds the caller's terminal
+// on stderr, stdout or stdin, as runc does: with its input redirected
+// (`cordon exec -t ID cmd < file` from a shell) the process still gets a
+// terminal of its own, sized as the caller's, and its status comes back.
+func TestOCIExecTerminalHost(t *testing.T) {
+	requires(t, needOCI)
+	ctx := context.Background()
+	id := ociID("exec-tty-host")
+	bundle := ociBundle(t, []string{"sleep", "300"}, nil)
+	r := ociRunc(t, bundle)
+	null, err := runc.NewNullIO()
+	must(t, err)
+	defer null.Close()
+	must(t, r.Create(ctx, id, bundle, &runc.CreateOpts{IO: null}))
+	must(t, r.Start(ctx, id))
+	defer r.Kill(ctx, id, int(unix.SIGKILL), nil)
+
+	master, slavePath, err := console.NewPty()
+	must(t, err)
+	defer master.Close()
+	must(t, master.Resize(console.WinSize{Height: 21, Width: 77}))
+	tty, err := os.OpenFile(slavePath, os.O_RDWR|unix.O_NOCTTY, 0)
+	must(t, err)
+	defer tty.Close()
+	devNull, err := os.Open(os.DevNull)
+	must(t, err)
+	defer devNull.Close()
+	cmd := exec.Command(cordonBin, "--root", r.Root, "exec", "-t", id, "sh", "-c", "tty; stty size; exit 6")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devNull, tty, tty
+	must(t, cmd.Start())
+	tty.Close()
+	f := dupFile(t, master.Fd(), "pty")
+	out := readUntil(t, f, "21 77")
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 6 {
+		t.Errorf("exec -t with stdin from /dev/null: %v, want exit status 6; it said:\n%s", err, out)
+	}
+	if !strings.Contains(out, "/dev/pts/") {
+		t.Errorf("exec -t: the process said %q, want a terminal", out)
 	}
 }

@@ -774,7 +774,11 @@ func (r *ociRunner) run(sp *specs.Process) (status int, err error) {
 		closeAfterStart = append(closeAfterStart, func() { sock.Close() })
 		p.ConsoleSocket = sock
 	case sp.Terminal:
-		if term, err = newTerminal(p, r.stdin, r.stdout); err != nil {
+		host, err := hostConsole(r.stdin, r.stdout, r.stderr)
+		if err != nil {
+			return -1, err
+		}
+		if term, err = newTerminalOn(p, host, r.stdin, r.stdout); err != nil {
 			return -1, err
 		}
 		defer term.close()

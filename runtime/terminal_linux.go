@@ -28,11 +28,47 @@ type terminal struct {
 	limit int64
 }
 
+// newTerminal makes the terminal of a process whose caller's terminal is
+// its stdin.
 func newTerminal(p *libcontainer.Process, stdin, stdout *os.File) (*terminal, error) {
 	host, err := console.ConsoleFromFile(stdin)
 	if err != nil {
 		return nil, fmt.Errorf("terminal: stdin: %w", err)
 	}
+	return newTerminalOn(p, host, stdin, stdout)
+}
+
+// hostConsole finds the caller's terminal as runc's exec does: stderr,
+// stdout or stdin, else the controlling terminal (/dev/tty, left open).
+func hostConsole(stdin, stdout, stderr *os.File) (console.Console, error) {
+	for _, f := range []*os.File{stderr, stdout, stdin} {
+		if f == nil {
+			continue
+		}
+		c, err := console.ConsoleFromFile(f)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, console.ErrNotAConsole) {
+			return nil, fmt.Errorf("terminal: %w", err)
+		}
+	}
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	c, err := console.ConsoleFromFile(tty)
+	if err != nil {
+		tty.Close()
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	return c, nil
+}
+
+// newTerminalOn makes the terminal of a process whose caller's terminal is
+// host (raw while the process runs, its size passed on); the input is
+// copied from stdin, the output to stdout.
+func newTerminalOn(p *libcontainer.Process, host console.Console, stdin, stdout *os.File) (*terminal, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("terminal: %w", err)
@@ -64,7 +100,7 @@ func (t *terminal) attach() error {
 	t.resize()
 	// Fully raw, output processing included, as ssh does: the terminal
 	// inside decides how output looks.
-	if t.saved, err = term.MakeRaw(int(t.in.Fd())); err != nil {
+	if t.saved, err = term.MakeRaw(int(t.host.Fd())); err != nil {
 		return fmt.Errorf("terminal: raw mode: %w", err)
 	}
 	go func() {
@@ -108,7 +144,7 @@ func (t *terminal) drain(d time.Duration) {
 
 func (t *terminal) close() {
 	if t.saved != nil {
-		_ = term.Restore(int(t.in.Fd()), t.saved)
+		_ = term.Restore(int(t.host.Fd()), t.saved)
 	}
 	if t.master != nil {
 		t.master.Close()

@@ -95,6 +95,7 @@ func TestDefault(t *testing.T) {
 	want := []string{
 		"/home/u/.ssh", "/home/u/.aws", "/home/u/.gnupg", "/home/u/.config/gcloud", "/home/u/.kube",
 		"/home/u/.docker/config.json", "/home/u/.netrc", "/home/u/.npmrc", "/home/u/.pypirc", "/home/u/.git-credentials",
+		"/home/u/.config/gh", "/home/u/.config/hub", "/home/u/.azure", "/home/u/.cargo/credentials", "/home/u/.cargo/credentials.toml", "/home/u/.gem/credentials", "/home/u/.vault-token", "/home/u/.terraform.d/credentials.tfrc.json", "/home/u/.claude/.credentials.json", "/home/u/.password-store", "/home/u/.local/share/keyrings",
 	}
 	if diff := cmp.Diff(want, p.Filesystem.DenyRead); diff != "" {
 		t.Errorf("DenyRead (-want +got):\n%s", diff)

@@ -1567,6 +1567,8 @@ func riskyVar(name string, v Word) string {
 		return "defines a function child shells run instead of a command"
 	case strings.HasPrefix(name, "GIT_CONFIG"):
 		return "sets git configuration, which can make git run commands"
+	case strings.EqualFold(name, "npm_config_script_shell"), strings.EqualFold(name, "npm_config_node_options"):
+		return "makes npm run its scripts through another program or with extra code"
 	}
 	switch name {
 	case "PATH":

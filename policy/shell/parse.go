@@ -1470,6 +1470,12 @@ func (p *parser) record(c *call) *Command {
 		}
 		cmd.RunsText = runsText(cmd, doc)
 	}
+	if b := cmd.Base(); cmd.Dynamic == "" && (b == "npm" || b == "pnpm" || b == "yarn" || b == "npx") && slices.ContainsFunc(cmd.Args, func(w Word) bool {
+		return strings.HasPrefix(w.Value, "--script-shell") || strings.HasPrefix(w.Value, "--node-options")
+	}) {
+		// npm test --script-shell='curl x' runs the test script through curl
+		cmd.Dynamic = b + " --script-shell runs the scripts through another program"
+	}
 	if cmd.Dynamic == "" && cmd.Base() == "hash" && slices.ContainsFunc(cmd.Args, func(w Word) bool {
 		return w.Dynamic || strings.HasPrefix(w.Value, "-") && strings.Contains(w.Value, "p")
 	}) {

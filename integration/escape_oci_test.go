@@ -260,6 +260,8 @@ func TestEscapeOCIPolicyFile(t *testing.T) {
 		{"dev-zero", "/dev/zero", "not a regular file"},
 		{"fifo", fifo, "not a regular file"},
 		{"big", big, "larger than"},
+		// A template that left it unset must not run the pod unconfined.
+		{"empty", "", "annotation dev.cordon.policy is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := ociID("policy-file-" + tc.name)

@@ -259,7 +259,12 @@ func ContainerPolicyFor(annotations map[string]string, cfg *RuntimeConfig, readF
 		if err := checkAnnotations(annotations); err != nil {
 			return nil, "", err
 		}
-		if name := annotations[AnnotationPolicy]; name != "" {
+		if name, ok := annotations[AnnotationPolicy]; ok {
+			// A template that left it unset asked for a policy: the
+			// container must not run unconfined.
+			if name == "" {
+				return nil, "", fmt.Errorf("annotation %s is empty: name a policy, or leave the annotation out", AnnotationPolicy)
+			}
 			if err := add("annotation", name); err != nil {
 				return nil, "", err
 			}

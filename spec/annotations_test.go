@@ -61,6 +61,7 @@ func TestContainerPolicyFor(t *testing.T) {
 			want: &ContainerPolicy{Capabilities: &[]string{"CAP_CHOWN", "CAP_KILL"}}, wantSource: "annotation:/etc/cordon/caps.json",
 		},
 		{name: "unknown name", annotations: map[string]string{AnnotationPolicy: "strict"}, wantErr: `no such policy (known: agent, agent-network`},
+		{name: "empty name", annotations: map[string]string{AnnotationPolicy: ""}, wantErr: `annotation dev.cordon.policy is empty`},
 		{name: "typo in a file", annotations: map[string]string{AnnotationPolicy: "/etc/cordon/typo.json"}, wantErr: `unknown field "readonlyRootf"`},
 		{name: "typo in a key", annotations: map[string]string{"dev.cordon.polcy": "agent"}, wantErr: "unknown annotation dev.cordon.polcy"},
 		{

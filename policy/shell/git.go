@@ -14,6 +14,18 @@ var gitReadOnly = set("status", "log", "diff", "show", "blame", "annotate", "gre
 	"diff-index", "show-branch", "cherry", "verify-commit", "verify-tag", "verify-pack", "fsck",
 	"get-tar-commit-id", "column", "show-index", "archive", "hash-object", "apply")
 
+// gitBuiltin are git's own commands, which no alias replaces.
+var gitBuiltin = set("add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
+	"check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry",
+	"cherry-pick", "clean", "clone", "commit", "commit-graph", "commit-tree", "config", "count-objects", "describe",
+	"diff", "diff-files", "diff-index", "diff-tree", "difftool", "fetch", "filter-branch", "format-patch", "fsck",
+	"gc", "grep", "hash-object", "help", "init", "log", "ls-files", "ls-remote", "ls-tree", "maintenance", "merge",
+	"merge-base", "mergetool", "mv", "name-rev", "notes", "prune", "pull", "push", "range-diff", "read-tree", "rebase",
+	"reflog", "remote", "repack", "replace", "reset", "restore", "rev-list", "rev-parse", "revert", "rm", "send-email",
+	"shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash", "status", "submodule", "switch",
+	"symbolic-ref", "tag", "update-index", "update-ref", "var", "verify-commit", "verify-tag", "version",
+	"whatchanged", "worktree", "write-tree", "for-each-ref", "for-each-repo", "request-pull", "gui", "instaweb")
+
 // gitGlobals are git's options before its subcommand.
 type gitGlobals struct {
 	// sub is the index of the subcommand in the arguments, len(args)
@@ -96,7 +108,8 @@ func gitCommand(args []Word) []Word {
 			kv := g.configs[k].kv
 			key, val, _ := strings.Cut(kv.Value, "=")
 			name, ok := strings.CutPrefix(strings.ToLower(key), "alias.")
-			if !ok || name != strings.ToLower(cmd[0].Value) {
+			if !ok || name != strings.ToLower(cmd[0].Value) || gitBuiltin[cmd[0].Value] {
+				// git ignores an alias named as one of its commands
 				continue
 			}
 			if kv.Dynamic || strings.HasPrefix(strings.TrimSpace(val), "!") {

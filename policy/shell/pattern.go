@@ -269,6 +269,14 @@ func denyForms(c *Command) []string {
 			names = append(names, append([]string{"git"}, wordValues(cmd, false)...))
 		}
 	}
+	if !c.Name.Dynamic {
+		// npm --force publish, docker -H x run, kubectl -n x delete: the
+		// subcommand after the program's own options, whichever of them
+		// take a value (a deny or ask rule may match a little more)
+		for _, sub := range afterOptions(c.Args) {
+			names = append(names, append([]string{path.Base(c.Name.Value)}, wordValues(c.Args[sub:], false)...))
+		}
+	}
 	if c.Function && len(c.Args) > 0 {
 		// f() { "$@"; }; f curl x: a function may run its arguments
 		fa := wordValues(c.Args, true)
@@ -297,6 +305,29 @@ func denyForms(c *Command) []string {
 		}
 	}
 	return out
+}
+
+// afterOptions are the places in args where a subcommand may start after
+// options: every word not an option whose words before are all options
+// or an option's separate value.
+func afterOptions(args []Word) []int {
+	var out []int
+	for i := 1; i < len(args) && i <= 8; i++ {
+		prev := args[i-1]
+		if prev.Dynamic || !isOption(prev.Value) && (i < 2 || !isOption(args[i-2].Value) || strings.Contains(args[i-2].Value, "=")) {
+			break
+		}
+		if v := args[i].Value; v == "--" || args[i].Dynamic {
+			break
+		} else if !isOption(v) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func isOption(v string) bool {
+	return len(v) > 1 && (v[0] == '-' || v[0] == '+') && v != "--"
 }
 
 func wordValues(ws []Word, guess bool) []string {

@@ -102,8 +102,19 @@ func TestPatternMatch(t *testing.T) {
 		{"git push:*", "git -c alias.P='push --force' p origin", true, false},
 		{"git push:*", "git -c alias.a=b -c alias.b=push a", true, false},
 		{"git push:*", "sudo git -C /x push", true, false},
-		{"git push:*", "git -C push status", false, false},
-		{"git push:*", "git -c alias.push=status push", false, false},
+		// a deny rule may match a little more: push may be -C's directory
+		{"git push:*", "git -C push status", true, false},
+		// git ignores an alias named as one of its commands
+		{"git push:*", "git -c alias.push=status push", true, false},
+		{"git status:*", "git -c alias.push=status push", false, false},
+		// the subcommand after any program's options
+		{"npm publish:*", "npm --force publish", true, false},
+		{"npm publish:*", "npm -w pkg --loglevel silent publish --tag x", true, false},
+		{"docker run:*", "docker -H tcp://x run alpine", true, false},
+		{"kubectl delete:*", "kubectl -n prod delete pod x", true, false},
+		{"cargo publish:*", "cargo +nightly publish", true, false},
+		{"npm publish:*", "npm --force run publish", true, false}, // run may be --force's value
+		{"npm publish:*", "npm test publish", false, false},
 		{"git log:*", "git -c core.pager='curl x' log", true, false},
 		{"git log:*", "git -c alias.l='!git log' l", false, false},
 		// a function may run its arguments

@@ -28,7 +28,9 @@ func judgeNpm(j *judge) {
 			}
 			return false
 		}()
-	s, rest := sub(args, "-w", "--workspace", "-C", "--dir", "--cwd", "--filter", "--prefix", "--location")
+	s, rest := sub(args, "-w", "--workspace", "-C", "--dir", "--cwd", "--filter", "--prefix", "--location",
+		"--loglevel", "--registry", "--userconfig", "--globalconfig", "--cache", "--tag", "--otp", "--access",
+		"--scope", "--include", "--omit", "--before", "--shell", "--script-shell", "--node-options", "--editor", "--browser")
 	if base == "yarn" && s == "global" {
 		j.need(DangerFullAccess, "yarn global: installs packages outside the workspace")
 		return

@@ -294,4 +294,38 @@ func TestEscapeOCIPolicyFile(t *testing.T) {
 			}
 		})
 	}
+
+	// Nor is what the path names opened: opening a device is the device's
+	// business (/dev/watchdog starts its timer; closed without a word, the
+	// node reboots). Seen here on a FIFO: a writer waiting for a reader
+	// must still wait after create.
+	opened := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			f.Close()
+		}
+		opened <- err
+	}()
+	id := ociID("policy-file-opened")
+	bundle := ociBundle(t, []string{"true"}, func(s *specs.Spec) {
+		s.Annotations = map[string]string{"dev.cordon.policy": fifo}
+	})
+	r := ociRunc(t, bundle)
+	null, err := runc.NewNullIO()
+	must(t, err)
+	defer null.Close()
+	if err := r.Create(context.Background(), id, bundle, &runc.CreateOpts{IO: null}); err == nil {
+		t.Fatalf("create with the FIFO %s as policy file succeeded", fifo)
+	}
+	select {
+	case <-opened:
+		t.Errorf("create opened the FIFO its policy annotation named (a writer waiting on it got through)")
+	case <-time.After(500 * time.Millisecond):
+		// Let the writer go.
+		if f, err := os.OpenFile(fifo, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			<-opened
+			f.Close()
+		}
+	}
 }

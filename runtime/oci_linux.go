@@ -231,20 +231,28 @@ const maxPolicyFile = 1 << 20
 // readPolicyFile reads the policy file an annotation names. The pod's
 // author writes the annotation: a device (/dev/zero read until cordon, root
 // on the node, ran out of memory), a FIFO (create held for ever) or a large
-// file of the node must fail at once.
+// file of the node must fail at once, and only a regular file is opened
+// (opening a device is the device's business: /dev/watchdog starts its
+// timer). The path is resolved once, to an O_PATH descriptor, checked, and
+// reopened through it: a symlink swapped meanwhile changes nothing.
 func readPolicyFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	pf, err := os.OpenFile(path, unix.O_PATH, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	defer pf.Close()
+	fi, err := pf.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
+	f, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(pf.Fd())))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFile+1))
 	if err != nil {
 		return nil, err

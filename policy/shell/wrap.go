@@ -606,7 +606,16 @@ scan:
 		}
 		return p.nested(c, Wrapper{Name: base + " -c", Args: slices.Clone(own)}, ops[0], params, false)
 	}
+	for i, a := range own {
+		if (a.Value == "--rcfile" || a.Value == "--init-file") && i+1 < len(w) && procSubst(w[i+1]) && c.dynamic == "" {
+			c.dynamic = base + " runs a startup file produced at run time: " + w[i+1].Value
+		}
+	}
 	if len(ops) > 0 && !stdin {
+		if procSubst(ops[0]) && c.dynamic == "" {
+			// bash <(echo curl x): the script is what a command prints
+			c.dynamic = base + " runs a script produced at run time: " + ops[0].Value
+		}
 		if !isStdinPath(ops[0]) {
 			return plain // runs a script file
 		}
@@ -635,8 +644,18 @@ func isStdinPath(w Word) bool {
 	return !w.Dynamic && (w.Value == "/dev/stdin" || w.Value == "/dev/fd/0" || w.Value == "/proc/self/fd/0")
 }
 
-// sourceWrapper handles source /dev/stdin <<'EOF' ... EOF.
+// procSubst reports a word that is a process substitution, <(cmd): a file
+// whose content a command produces at run time.
+func procSubst(w Word) bool {
+	return w.Dynamic && strings.HasPrefix(w.Value, "<(")
+}
+
+// sourceWrapper handles source /dev/stdin <<'EOF' ... EOF, and source
+// <(cmd), which runs what cmd prints.
 func sourceWrapper(p *parser, c *call) unwrapped {
+	if len(c.words) >= 2 && procSubst(c.words[1]) && c.dynamic == "" {
+		c.dynamic = "source runs a script produced at run time: " + c.words[1].Value
+	}
 	if len(c.words) < 2 || !isStdinPath(c.words[1]) || c.in == nil || c.in.doc == nil {
 		return plain
 	}

@@ -701,6 +701,12 @@ func (p *parser) substs(n syntax.Node, f frame) {
 		case *syntax.ProcSubst:
 			p.stmts(x.Stmts, f)
 			return false
+		case *syntax.ParamExp:
+			// syntax.Walk skips a slice's offset and length: ${x:$(curl y)}
+			if x.Slice != nil {
+				p.substs(x.Slice.Offset, f)
+				p.substs(x.Slice.Length, f)
+			}
 		}
 		return true
 	})

@@ -95,6 +95,7 @@ func TestParse(t *testing.T) {
 		{"case $(a) in x) b;; esac", []string{"a", "b"}},
 		{"f() { a; }; f", []string{"a", "f func"}},
 		{"[[ $(a) == x ]] && (( $(b) )) ; let x=$(c)", []string{"a", "b", "c"}},
+		{"echo ${x:$(a):`b`}", []string{"a", "b", "echo {${x:$(a):`b`}}"}},
 		{"{ a; } > out", []string{" >out", "a"}},
 		{"time -p a", []string{"[time] a"}},
 		{"sudo -u bob -E env X=1 nice -n 5 timeout -s KILL 3 a b", []string{"[sudo] [env] [nice] [timeout] X=1 a b"}},

@@ -229,6 +229,8 @@ func TestEscapeOCIDefaultRoot(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("the user's container state went into the planted %s: %v", dir, entries)
+		// Its init waits there: delete it while its state is there.
+		ociCordon(t, c.cred, env, "delete", "--force", r.id)
 	}
 	must(t, os.RemoveAll(dir))
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -308,19 +309,27 @@ func denyForms(c *Command) []string {
 }
 
 // afterOptions are the places in args where a subcommand may start after
-// options: every word not an option whose words before are all options
-// or an option's separate value.
+// options: the first word not an option, and before it every word that
+// may be an option's value (after a short option, or with a character a
+// subcommand's name does not have: -w pkg, --registry https://r).
 func afterOptions(args []Word) []int {
 	var out []int
 	for i := 1; i < len(args) && i <= 8; i++ {
-		prev := args[i-1]
-		if prev.Dynamic || !isOption(prev.Value) && (i < 2 || !isOption(args[i-2].Value) || strings.Contains(args[i-2].Value, "=")) {
+		prev, w := args[i-1], args[i]
+		if prev.Dynamic || w.Dynamic || w.Value == "--" {
 			break
 		}
-		if v := args[i].Value; v == "--" || args[i].Dynamic {
+		if isOption(w.Value) {
+			continue
+		}
+		if !isOption(prev.Value) && !slices.Contains(out, i-1) {
 			break
-		} else if !isOption(v) {
-			out = append(out, i)
+		}
+		out = append(out, i)
+		value := isOption(prev.Value) && !strings.Contains(prev.Value, "=") &&
+			(len(prev.Value) == 2 || strings.Trim(w.Value, "abcdefghijklmnopqrstuvwxyz-") != "")
+		if !value {
+			break
 		}
 	}
 	return out

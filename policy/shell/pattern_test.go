@@ -109,11 +109,13 @@ func TestPatternMatch(t *testing.T) {
 		{"git status:*", "git -c alias.push=status push", false, false},
 		// the subcommand after any program's options
 		{"npm publish:*", "npm --force publish", true, false},
-		{"npm publish:*", "npm -w pkg --loglevel silent publish --tag x", true, false},
+		{"npm publish:*", "npm -w pkg --registry https://r.example publish --tag x", true, false},
+		{"git push:*", "git --no-pager log --grep push", false, false},
+		{"docker push:*", "docker --debug run --name push alpine", false, false},
 		{"docker run:*", "docker -H tcp://x run alpine", true, false},
 		{"kubectl delete:*", "kubectl -n prod delete pod x", true, false},
 		{"cargo publish:*", "cargo +nightly publish", true, false},
-		{"npm publish:*", "npm --force run publish", true, false}, // run may be --force's value
+		{"npm publish:*", "npm --force run publish", false, false},
 		{"npm publish:*", "npm test publish", false, false},
 		{"git log:*", "git -c core.pager='curl x' log", true, false},
 		{"git log:*", "git -c alias.l='!git log' l", false, false},

@@ -1019,14 +1019,14 @@ func judgeSort(j *judge) {
 }
 
 // judgeHistory: history -w and -a write the history to a file, $HISTFILE
-// (in the home directory) without one.
+// without one (known only at run time: the environment may set it).
 func judgeHistory(j *judge) {
 	ops, opts := operands(j.c.Args, optSpec{flags: "acnrwps", args: "d"})
 	if !has(opts, "w", "a") {
 		return
 	}
 	if len(ops) == 0 {
-		j.write(Word{Value: "~/.bash_history", Home: true}, "writes the history to", data)
+		j.write(Word{Value: "$HISTFILE", Dynamic: true}, "writes the history to", data)
 		return
 	}
 	j.write(ops[0], "writes the history to", data)

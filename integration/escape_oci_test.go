@@ -246,20 +246,34 @@ func TestEscapeOCIDefaultRoot(t *testing.T) {
 }
 
 // TestEscapeOCIPolicyFile: dev.cordon.policy may name a policy file on the
-// node, and a pod's author writes the annotation. A path that is no regular
-// file must fail create at once: /dev/zero was read until cordon, root on
-// the node, ran out of memory; a FIFO held create for ever.
+// node, and a pod's author writes the annotation. Only a file in the
+// directory of the runtime configuration is read: any other (/etc/shadow)
+// would tell the author whether it exists, its first character, its first
+// key. A path that is no regular file must fail create at once: /dev/zero
+// was read until cordon, root on the node, ran out of memory; a FIFO held
+// create for ever.
 func TestEscapeOCIPolicyFile(t *testing.T) {
 	requires(t, needOCI)
-	fifo := filepath.Join(t.TempDir(), "policy.fifo")
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "runtime.json"), []byte(`{}`), 0o644))
+	t.Setenv("CORDON_RUNTIME_CONFIG", filepath.Join(dir, "runtime.json"))
+	fifo := filepath.Join(dir, "policy.fifo")
 	must(t, unix.Mkfifo(fifo, 0o600))
-	big := filepath.Join(t.TempDir(), "big.json")
+	big := filepath.Join(dir, "big.json")
 	must(t, os.WriteFile(big, []byte(`{"seccomp": true}`+strings.Repeat(" ", 4<<20)), 0o644))
-	good := filepath.Join(t.TempDir(), "policy.json")
+	good := filepath.Join(dir, "policy.json")
 	must(t, os.WriteFile(good, []byte(`{"noNewPrivileges": true}`), 0o644))
+	elsewhere := filepath.Join(t.TempDir(), "policy.json")
+	must(t, os.WriteFile(elsewhere, []byte(`{"noNewPrivileges": true}`), 0o644))
+	must(t, os.Symlink(elsewhere, filepath.Join(dir, "link.json")))
+	const outside = "a policy file must be in " // the directory
 	for _, tc := range []struct{ name, path, want string }{
 		{"regular", good, ""},
-		{"dev-zero", "/dev/zero", "not a regular file"},
+		{"elsewhere", elsewhere, outside},
+		{"up and out", filepath.Join(dir, "..", filepath.Base(filepath.Dir(elsewhere)), "policy.json"), outside},
+		{"a link out", filepath.Join(dir, "link.json"), outside},
+		{"shadow", "/etc/shadow", outside},
+		{"dev-zero", "/dev/zero", outside},
 		{"fifo", fifo, "not a regular file"},
 		{"big", big, "larger than"},
 		// A template that left it unset must not run the pod unconfined.

@@ -184,7 +184,10 @@ func (o OCI) tighten(s *specs.Spec, id string) (*spec.Applied, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, source, err := spec.ContainerPolicyFor(s.Annotations, cfg, readPolicyFile)
+	dir := o.policyDir()
+	pol, source, err := spec.ContainerPolicyFor(s.Annotations, cfg, func(path string) ([]byte, error) {
+		return readPolicyFile(dir, path)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cordon policy: %w", err)
 	}
@@ -228,19 +231,33 @@ func (o OCI) tighten(s *specs.Spec, id string) (*spec.Applied, error) {
 // maxPolicyFile bounds a policy file an annotation names.
 const maxPolicyFile = 1 << 20
 
-// readPolicyFile reads the policy file an annotation names. The pod's
-// author writes the annotation: a device (/dev/zero read until cordon, root
-// on the node, ran out of memory), a FIFO (create held for ever) or a large
-// file of the node must fail at once, and only a regular file is opened
-// (opening a device is the device's business: /dev/watchdog starts its
-// timer). The path is resolved once, to an O_PATH descriptor, checked, and
-// reopened through it: a symlink swapped meanwhile changes nothing.
-func readPolicyFile(path string) ([]byte, error) {
+// readPolicyFile reads the policy file an annotation names, which must be
+// in dir. The pod's author writes the annotation: cordon, root on the node,
+// must read no other file of it (an error would tell whether it exists, its
+// first character, its first key); a device (/dev/zero read until cordon
+// ran out of memory), a FIFO (create held for ever) or a large file must
+// fail at once, and only a regular file is opened (opening a device is the
+// device's business: /dev/watchdog starts its timer). The path is resolved
+// once, to an O_PATH descriptor, checked (still in dir once its symlinks
+// are followed), and reopened through it: a symlink swapped meanwhile
+// changes nothing.
+func readPolicyFile(dir, path string) ([]byte, error) {
+	outside := fmt.Errorf("%s: a policy file must be in %s (cordon reads no other file of the node for a container)", path, dir)
+	if !within(dir, filepath.Clean(path)) {
+		return nil, outside
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, outside
+	}
 	pf, err := os.OpenFile(path, unix.O_PATH, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer pf.Close()
+	if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(pf.Fd()))); err != nil || !within(realDir, real) {
+		return nil, outside
+	}
 	fi, err := pf.Stat()
 	if err != nil {
 		return nil, err
@@ -263,19 +280,40 @@ func readPolicyFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// runtimeConfig reads the runtime-level configuration; a missing default
-// file means none.
-func (o OCI) runtimeConfig() (*spec.RuntimeConfig, error) {
-	path := o.Config
+// within reports whether path is below dir (both clean and absolute).
+func within(dir, path string) bool {
+	return strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// configFile is the runtime-level configuration file: "-" for none,
+// explicit when the caller named it.
+func (o OCI) configFile() (path string, explicit bool) {
+	path = o.Config
 	if path == "" {
 		path = os.Getenv("CORDON_RUNTIME_CONFIG")
 	}
+	if path == "" {
+		return RuntimeConfigFile, false
+	}
+	return path, true
+}
+
+// policyDir is where the policy files an annotation names must be: the
+// directory of the runtime-level configuration file (/etc/cordon).
+func (o OCI) policyDir() string {
+	path, _ := o.configFile()
+	if path == "-" || !filepath.IsAbs(path) {
+		path = RuntimeConfigFile
+	}
+	return filepath.Dir(filepath.Clean(path))
+}
+
+// runtimeConfig reads the runtime-level configuration; a missing default
+// file means none.
+func (o OCI) runtimeConfig() (*spec.RuntimeConfig, error) {
+	path, explicit := o.configFile()
 	if path == "-" {
 		return nil, nil
-	}
-	explicit := path != ""
-	if !explicit {
-		path = RuntimeConfigFile
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {

@@ -628,6 +628,13 @@ func runsText(c *Command, stdin *Word) string {
 		if stdin != nil && strings.Contains(stdin.Value, "!") {
 			return "dc runs shell commands (!) from its input"
 		}
+	case "man":
+		// man -H'curl x' ls runs the browser command, terminal or not
+		for _, a := range args {
+			if strings.HasPrefix(a.Value, "-H") && len(a.Value) > 2 || strings.HasPrefix(a.Value, "--html=") {
+				return "man runs a browser command: " + a.Value
+			}
+		}
 	case "make", "gmake":
 		// make SHELL='curl x' runs every recipe line through curl
 		for _, a := range args {

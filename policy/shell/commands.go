@@ -1576,6 +1576,8 @@ func riskyVar(name string, v Word) string {
 		return "sets git configuration, which can make git run commands"
 	case strings.EqualFold(name, "npm_config_script_shell"), strings.EqualFold(name, "npm_config_node_options"):
 		return "makes npm run its scripts through another program or with extra code"
+	case name == "GOFLAGS" && (v.Dynamic || strings.Contains(v.Value, "exec")):
+		return "makes go run another program (-exec, -toolexec)"
 	}
 	switch name {
 	case "PATH":

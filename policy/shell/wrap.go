@@ -114,6 +114,7 @@ func buildHandlers() {
 		"git":              gitRuns,
 		"gdb":              gdbRuns,
 		"perf":             perfRuns,
+		"go":               goRuns,
 		"readarray":        mapfileWrapper,
 		"fdfind":           fdWrapper,
 		"runuser":          suWrapper("runuser"),
@@ -1463,6 +1464,35 @@ func perfRuns(p *parser, c *call) unwrapped {
 func edRuns(p *parser, c *call) unwrapped {
 	if c.in != nil && c.in.doc != nil && c.dynamic == "" && (c.in.doc.Dynamic || strings.Contains(c.in.doc.Value, "!")) {
 		c.dynamic = "ed runs the shell commands of its input"
+	}
+	return plain
+}
+
+// goRuns: go build, test, run and vet -exec or -toolexec CMD run CMD (with
+// the program built, or each tool, as its arguments).
+func goRuns(p *parser, c *call) unwrapped {
+	for i := 1; i < len(c.words); i++ {
+		w := c.words[i]
+		if w.Dynamic || !strings.HasPrefix(w.Value, "-") {
+			continue
+		}
+		if w.Value == "--" {
+			break
+		}
+		name, val, eq := strings.Cut(strings.TrimPrefix(w.Value, "-"), "=")
+		name = strings.TrimPrefix(name, "-")
+		if name != "exec" && name != "toolexec" {
+			continue
+		}
+		script := Word{Value: val}
+		if !eq {
+			if i+1 >= len(c.words) {
+				break
+			}
+			i++
+			script = c.words[i]
+		}
+		p.runs(c, "go -"+name, script)
 	}
 	return plain
 }

@@ -437,7 +437,7 @@ func transparentWrapper(w Wrapper) bool {
 	}
 	switch name {
 	case "timeout", "time", "nice", "nohup", "stdbuf", "ionice", "setsid", "command", "builtin", "exec", "env",
-		"unbuffer", "taskset", "chrt", "xargs", "find", "eval", "trap", "watch", "busybox", "flock",
+		"unbuffer", "taskset", "chrt", "xargs", "find", "eval", "trap", "watch", "busybox", "toybox", "coreutils", "flock",
 		"uv", "poetry", "pipenv", "pdm", "rye", "hatch", "bundle", "conda", "mamba", "micromamba", "pnpm", "yarn",
 		"mise", "npx", "npm", "source", ".":
 		return true

@@ -123,6 +123,8 @@ func buildHandlers() {
 		"script":           scriptWrapper,
 		"sg":               sgWrapper,
 		"busybox":          busyboxWrapper,
+		"toybox":           busyboxWrapper,
+		"coreutils":        coreutilsWrapper,
 		"xargs":            xargsWrapper,
 		"find":             findWrapper,
 		"eval":             evalWrapper,
@@ -898,8 +900,22 @@ func busyboxWrapper(p *parser, c *call) unwrapped {
 	if len(c.words) < 2 || c.words[1].Dynamic || strings.HasPrefix(c.words[1].Value, "-") {
 		return plain
 	}
-	c.wrap("busybox", 1)
+	c.wrap(path.Base(c.words[0].Value), 1)
 	return inner
+}
+
+// coreutilsWrapper handles the multi-call coreutils: coreutils rm x
+// (uutils), coreutils --coreutils-prog=rm x (GNU).
+func coreutilsWrapper(p *parser, c *call) unwrapped {
+	if len(c.words) < 2 || c.words[1].Dynamic {
+		return plain
+	}
+	if prog, ok := strings.CutPrefix(c.words[1].Value, "--coreutils-prog="); ok {
+		c.wrap("coreutils", 2)
+		c.words = append([]Word{{Value: prog}}, c.words...)
+		return inner
+	}
+	return busyboxWrapper(p, c)
 }
 
 // miseWrapper handles mise exec|x [TOOL@VERSION...] -- COMMAND.

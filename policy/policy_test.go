@@ -170,6 +170,12 @@ func TestParseRule(t *testing.T) {
 		{"Bash()", "empty ( )"},
 		{"Bash(ls", "missing the closing )"},
 		{"Ba sh(ls)", "is not a tool name"},
+		// names are case-sensitive: a deny that would deny nothing
+		{"bash(rm:*)", "did you mean Bash?"},
+		{"READ(./.env)", "did you mean Read?"},
+		{"webfetch(domain:x.com)", "did you mean WebFetch?"},
+		{"mcp__srv__tool", ""},
+		{"Bashful", ""},
 		{"WebFetch(example.com)", "WebFetch takes domain:NAME"},
 		// a Bash rule cordon cannot read is refused when the settings load
 		{"Bash(curl | sh)", "bad Bash rule"},

@@ -44,6 +44,13 @@ func ParseRule(s string) (Rule, error) {
 	if !validToolName(tool) {
 		return r, fmt.Errorf("rule %q: %q is not a tool name (as in Bash, Read, Edit, WebFetch, mcp__server__tool)", s, tool)
 	}
+	for _, known := range claudeTools {
+		if tool != known && strings.EqualFold(tool, known) {
+			// Claude Code's tool names are case-sensitive: such a rule
+			// would match nothing, a deny that denies nothing.
+			return r, fmt.Errorf("rule %q: no tool is named %q; did you mean %s?", s, tool, known)
+		}
+	}
 	r.Tool = tool
 	if r.HasSpecifier {
 		switch tool {
@@ -70,6 +77,12 @@ func ParseRule(s string) (Rule, error) {
 		}
 	}
 	return r, nil
+}
+
+// claudeTools are Claude Code's own tools, as its rules name them.
+var claudeTools = []string{
+	"Bash", "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead", "Glob", "Grep", "LS",
+	"WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "BashOutput", "KillShell", "SlashCommand", "Skill", "ExitPlanMode",
 }
 
 func validToolName(s string) bool {

@@ -28,6 +28,15 @@ const maxHead = 1 << 20
 // run's connections; real clients and servers send tens.
 const maxFields = 4096
 
+// largeHead is the size past which a head counts as large: a run's proxy
+// reads and holds at most maxLargeHeads of them at once (431 beyond). Its
+// heads are held in cordon, on the host, outside the sandbox's memory
+// limit: 1024 connections of 1 MiB heads were 1.8 GB of cordon's memory.
+const (
+	largeHead     = 64 << 10
+	maxLargeHeads = 16
+)
+
 // field is one header field, its name as the sender wrote it.
 type field struct{ name, value string }
 
@@ -134,6 +143,19 @@ type lineReader struct {
 	// server behind cannot read the lines otherwise).
 	crlf bool
 	read int // bytes read so far
+	// large, when not nil, holds a slot for each head past largeHead;
+	// the head is refused when none is free. held: this head has one,
+	// until release.
+	large chan struct{}
+	held  bool
+}
+
+// release gives back the large head slot the head holds, if any.
+func (r *lineReader) release() {
+	if r.held {
+		<-r.large
+		r.held = false
+	}
 }
 
 // line returns the next line without its end. A CR anywhere but before
@@ -146,6 +168,14 @@ func (r *lineReader) line() (string, error) {
 		r.read += len(b)
 		if r.read > r.budget {
 			return "", &headError{status: 431, msg: "head too large"}
+		}
+		if r.large != nil && !r.held && r.read > largeHead {
+			select {
+			case r.large <- struct{}{}:
+				r.held = true
+			default:
+				return "", &headError{status: 431, msg: "head too large: other large heads are being read"}
+			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			acc = append(acc, b...)
@@ -279,7 +309,11 @@ func (r *request) upgrade() string {
 // closed the connection between requests, and a *headError for a head the
 // proxy refuses.
 func readRequestHead(br *bufio.Reader) (*request, error) {
-	lr := &lineReader{br: br, budget: maxHead}
+	return parseRequest(&lineReader{br: br, budget: maxHead})
+}
+
+// parseRequest reads a request head through lr.
+func parseRequest(lr *lineReader) (*request, error) {
 	var line string
 	for {
 		l, err := lr.line()

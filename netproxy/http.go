@@ -56,8 +56,11 @@ func (p *Proxy) serveHTTP(c net.Conn, first byte) {
 	defer cc.close()
 	for {
 		c.SetReadDeadline(time.Now().Add(handshakeTimeout))
-		req, err := readRequestHead(cc.br)
+		// the head stays in memory while the request is served
+		lr := &lineReader{br: cc.br, budget: maxHead, large: p.largeHeads}
+		req, err := parseRequest(lr)
 		if err != nil {
+			lr.release()
 			var he *headError
 			if errors.As(err, &he) {
 				c.Write(errorResponse(he.status, errBadRequest, "cordon proxy: "+he.msg+"\n", true))
@@ -66,7 +69,9 @@ func (p *Proxy) serveHTTP(c net.Conn, first byte) {
 			return
 		}
 		c.SetReadDeadline(time.Time{})
-		if !p.serveRequest(cc, req) || p.isClosed() {
+		ok := p.serveRequest(cc, req)
+		lr.release()
+		if !ok || p.isClosed() {
 			return
 		}
 		c.SetReadDeadline(time.Now().Add(idleTimeout))

@@ -79,7 +79,10 @@ type Proxy struct {
 	asks      map[string]*askCall
 	asking    int // questions without an answer yet
 	active    int // client connections being served (see admit)
-	wg        sync.WaitGroup
+	// largeHeads: a slot for each request head past largeHead being read
+	// or served (see lineReader)
+	largeHeads chan struct{}
+	wg         sync.WaitGroup
 }
 
 // Timeouts of the protocol exchanges before a connection is established.
@@ -112,13 +115,14 @@ func New(cfg Config) (*Proxy, error) {
 		cfg.DialTimeout = defaultDial
 	}
 	p := &Proxy{
-		cfg:       cfg,
-		rules:     rules,
-		resolver:  cfg.Resolver,
-		ownAddrs:  cfg.InterfaceAddrs,
-		dialer:    net.Dialer{Timeout: perAddressDial},
-		listeners: map[net.Listener]struct{}{},
-		conns:     map[net.Conn]struct{}{},
+		cfg:        cfg,
+		rules:      rules,
+		resolver:   cfg.Resolver,
+		ownAddrs:   cfg.InterfaceAddrs,
+		dialer:     net.Dialer{Timeout: perAddressDial},
+		listeners:  map[net.Listener]struct{}{},
+		conns:      map[net.Conn]struct{}{},
+		largeHeads: make(chan struct{}, maxLargeHeads),
 	}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver

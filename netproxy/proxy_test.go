@@ -805,3 +805,72 @@ func TestKeepAliveOtherHosts(t *testing.T) {
 		return true
 	})
 }
+
+// TestLargeHeadsBounded: a head may be 1 MiB, but a run's proxy holds at
+// most maxLargeHeads heads larger than largeHead at once. A sandboxed
+// command with 1000 connections each sending 1 MiB of an unfinished head
+// had cordon, on the host, outside the sandbox's memory limit, hold 1.8 GB.
+func TestLargeHeadsBounded(t *testing.T) {
+	r := newE2E(t)
+	up := newUpstream(t, false, nil)
+	big := "GET http://allowed.test:" + fmt.Sprint(up.port) + "/ HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", largeHead+1)
+	var held []net.Conn
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	for range maxLargeHeads {
+		c := dialProxy(t, r.http)
+		held = append(held, c)
+		if _, err := io.WriteString(c, big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(finish bool) (*http.Response, error) {
+		c := dialProxy(t, r.http)
+		defer c.Close()
+		head := big
+		if finish {
+			head += "\r\n\r\n"
+		}
+		if _, err := io.WriteString(c, head); err != nil {
+			return nil, err
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+		return resp, nil
+	}
+	resp, err := send(false)
+	if err != nil || resp.StatusCode != 431 {
+		t.Fatalf("a large head beyond %d at once: %v %v; want 431 at once", maxLargeHeads, resp, err)
+	}
+	// small heads are served meanwhile
+	c := dialProxy(t, r.http)
+	fmt.Fprintf(c, "GET http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\n\r\n", up.port)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	sresp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	c.Close()
+	if err != nil || sresp.StatusCode != 200 {
+		t.Fatalf("a small head meanwhile: %v %v", sresp, err)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	held = nil
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := send(true)
+		if err == nil && resp.StatusCode == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a large head once the others ended: %v %v; want 200", resp, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

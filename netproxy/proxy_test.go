@@ -827,6 +827,12 @@ func TestLargeHeadsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// the proxy must have read past largeHead on every one of them
+	for wait := time.Now().Add(5 * time.Second); len(r.p.largeHeads) < maxLargeHeads; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(wait) {
+			t.Fatalf("%d large heads held; want %d", len(r.p.largeHeads), maxLargeHeads)
+		}
+	}
 	send := func(finish bool) (*http.Response, error) {
 		c := dialProxy(t, r.http)
 		defer c.Close()

@@ -152,9 +152,10 @@ func Plan(l Layout) (Result, error) {
 				Options: []string{"rbind", "rro", "nosuid", "nodev", "rprivate"},
 			}, catReadOnly})
 		case Deny:
-			if replaced[strings.Split(r.Path, "/")[1]] {
+			if replaced[strings.Split(r.Path, "/")[1]] && !boundIn(resolved, r.Path) {
 				// The host's /tmp (or /proc, ...) is not in the sandbox:
-				// nothing to hide.
+				// nothing to hide, unless a bind brings it in (a
+				// workspace under /tmp must not show its denied files).
 				continue
 			}
 			list = append(list, planned{denyMount(r, l.MaskFile), catDeny})
@@ -178,6 +179,14 @@ func Plan(l Layout) (Result, error) {
 	}
 	res.Checks = checks(l.FS, l.Checked, res.Mounts, l.MaskFile)
 	return res, nil
+}
+
+// boundIn reports whether a bind of rules (ReadWrite or ReadOnly) brings
+// the host's path p into the sandbox: one on p or an ancestor of it.
+func boundIn(rules []resolvedRule, p string) bool {
+	return slices.ContainsFunc(rules, func(r resolvedRule) bool {
+		return r.Access != Deny && (r.Path == p || strings.HasPrefix(p, strings.TrimSuffix(r.Path, "/")+"/"))
+	})
 }
 
 // Every bind is made rprivate: a mount the host makes while the command

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"io/fs"
+	"testing/fstest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -191,5 +194,37 @@ func TestHostView(t *testing.T) {
 				t.Errorf("HostView(%v) = %v, %v; want %v, %v", tt.m, ok, dir, tt.ok, tt.dir)
 			}
 		})
+	}
+}
+
+// TestPlanDenyInBoundTmp: a denied path under /tmp (or /dev, ...) that a
+// workspace, allowWrite or allowRead bind brings into the sandbox is
+// masked; one nothing brings in needs no mask (the private /tmp hides it).
+func TestPlanDenyInBoundTmp(t *testing.T) {
+	fsys := hostFS()
+	fsys["tmp/ws"] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	fsys["tmp/ws/secrets"] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	fsys["tmp/ws/.env"] = &fstest.MapFile{Mode: 0o600}
+	fsys["tmp/other"] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	got, err := Plan(Layout{FS: fsys, MaskFile: "/run/cordon/mask", Rules: []Rule{
+		{Path: "/tmp/ws", Access: ReadWrite},
+		{Path: "/tmp/ws/secrets", Access: Deny},
+		{Path: "/tmp/ws/.env", Access: Deny},
+		{Path: "/tmp/other", Access: Deny},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := map[string]bool{}
+	for _, m := range got.Mounts {
+		dst[m.Destination] = true
+	}
+	for _, p := range []string{"/tmp/ws/secrets", "/tmp/ws/.env"} {
+		if !dst[p] {
+			t.Errorf("denied %s, inside the bound /tmp/ws, is not masked", p)
+		}
+	}
+	if dst["/tmp/other"] {
+		t.Errorf("/tmp/other, which nothing binds in, got a mount")
 	}
 }

@@ -114,6 +114,25 @@ var fsCases = []fsCase{
 		setup: func(t *testing.T, b *box) { must(t, os.RemoveAll(filepath.Join(b.ws, ".git/hooks"))) }},
 	{name: "replace .git with a symlink", script: `mv .git .git.orig && mkdir -p evil/hooks && cp -R .git.orig/. evil/ && ln -s evil .git && ` + evilHook},
 
+	// A denyRead inside the workspace holds wherever the workspace is:
+	// under /tmp too, which the sandbox replaces but the workspace's bind
+	// brings back.
+	{name: "read a denied file and directory in the workspace", secret: true,
+		script: `cat .env; cat secrets/key`,
+		setup: func(t *testing.T, b *box) {
+			must(t, os.MkdirAll(filepath.Join(b.ws, "secrets"), 0o755))
+			must(t, os.WriteFile(filepath.Join(b.ws, "secrets", "key"), []byte("ws-secret-dir\n"), 0o600))
+			must(t, os.WriteFile(filepath.Join(b.ws, ".env"), []byte("ws-secret-env\n"), 0o600))
+			must(t, os.MkdirAll(filepath.Join(b.ws, ".cordon"), 0o755))
+			must(t, os.WriteFile(filepath.Join(b.ws, ".cordon", "settings.json"),
+				[]byte(`{"sandbox": {"filesystem": {"denyRead": ["./.env", "./secrets"]}}}`+"\n"), 0o644))
+			b.chown()
+		},
+		check: func(t *testing.T, _ *box, r result) {
+			if strings.Contains(r.stdout, "ws-secret") {
+				t.Errorf("a denied file in the workspace was read:\n%s", r)
+			}
+		}},
 	{name: "read ~/.ssh/id_ed25519", secret: true, script: `cat "$HOME/.ssh/id_ed25519"`},
 	{name: "list ~/.ssh", secret: true, script: `ls -a "$HOME/.ssh"`},
 	{name: "read ~/.aws/credentials", secret: true, script: `cat "$HOME/.aws/credentials"`},

@@ -303,6 +303,34 @@ func TestServe(t *testing.T) {
 				t.Errorf("b hidden by an edit of the same size and time: want only a read, warm:\n%s", r)
 			}
 		})
+		t.Run("a file or directory replaced on the host since the sandbox was made", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			daemon := sb.serve("--pool", "2")
+			// In the home, whose entries Landlock grants one by one (~/.ssh
+			// is denied): rules that hold the inodes found when the
+			// sandbox was made. git config --global rewrites ~/.gitconfig
+			// by a rename; tools remove and make directories again.
+			dir, file := filepath.Join(sb.home, "data"), filepath.Join(sb.home, "conf")
+			must(t, os.MkdirAll(dir, 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "f"), []byte("old\n"), 0o644))
+			must(t, os.WriteFile(file, []byte("old\n"), 0o644))
+			sb.chown()
+			read := runSpec{args: []string{"sh", "-c", whoRuns + "; cat " + filepath.Join(dir, "f") + " " + file}}
+			if r := sb.run(read); r.code != 0 || r.stdout != "warm\nold\nold\n" {
+				t.Fatalf("before the change:\n%s", r)
+			}
+			waitReadyInits(t, daemon.Pid, 2)
+			must(t, os.RemoveAll(dir))
+			must(t, os.MkdirAll(dir, 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "f"), []byte("new\n"), 0o644))
+			must(t, os.WriteFile(file+".tmp", []byte("new\n"), 0o644))
+			must(t, os.Rename(file+".tmp", file))
+			sb.chown()
+			if r := sb.run(read); r.code != 0 || r.stdout != "warm\nnew\nnew\n" {
+				t.Errorf("after the host replaced them: want both read, as a cold run reads them:\n%s", r)
+			}
+		})
 		t.Run("no daemon, a cold run", func(t *testing.T) {
 			t.Parallel()
 			sb := newServeBox(t, c)
@@ -520,4 +548,25 @@ func foreignListener(t *testing.T, path string, uid int) net.Listener {
 	ln, err := net.FileListener(f)
 	must(t, err)
 	return ln
+}
+
+// waitReadyInits waits until the daemon pid has n sandboxes ready: inits,
+// its children, that wait for their command.
+func waitReadyInits(t *testing.T, pid, n int) {
+	t.Helper()
+	parent := "PPid:\t" + strconv.Itoa(pid) + "\n"
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ready := procsWhere(func(p proc) bool {
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
+			return strings.Contains(string(status), parent) && strings.Contains(p.cmdline(), "--command-fd=")
+		})
+		if len(ready) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cordon serve (pid %d): %d sandboxes ready after 15s, want %d", pid, len(ready), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

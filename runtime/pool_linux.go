@@ -46,6 +46,11 @@ type Pooled struct {
 	said *os.File
 	// mounts is the init's mount table as it was once made.
 	mounts string
+	// grants are the paths the Landlock rules grant access beneath, and
+	// the files they were when the sandbox was made: the init's rules
+	// hold those files (see grantedFiles).
+	grants  []string
+	granted []fileID
 	// used is the sandbox once Run took it, until Release.
 	used *sandbox
 	key  string
@@ -157,7 +162,10 @@ func NewPooled(s *specs.Spec, o Options) (_ *Pooled, err error) {
 		return nil, err
 	}
 	sb.pooled = true
-	pl := &Pooled{sb: sb, cmd: cmd, key: key, Made: time.Now()}
+	pl := &Pooled{sb: sb, cmd: cmd, key: key, Made: time.Now(), grants: landlockGrants(s)}
+	// Before the init opens them: a path replaced in between makes the
+	// sandbox differ from the record, and it is not used.
+	pl.granted = grantedFiles(pl.grants)
 	defer func() {
 		if err != nil {
 			pl.Close()
@@ -245,12 +253,55 @@ func initSaid(r *os.File, wait time.Duration) string {
 // mountpoint the host replaced (an editor saving a protected file by
 // rename, git rewriting .git/config) is gone from it, and one whose
 // source was moved shows the new path: a sandbox made now would differ.
+//
+// Each Landlock rule holds the file its path named when the init read the
+// rules: a file or directory the host replaced since (an editor's save by
+// rename, git config --global, rm -rf and mkdir) is one the command could
+// not reach, where a cold run reaches it.
 func (p *Pooled) Intact() error {
 	mounts, err := p.mountTable()
 	if err != nil || mounts != p.mounts {
 		return ErrNotIntact
 	}
+	if !slices.Equal(grantedFiles(p.grants), p.granted) {
+		return ErrNotIntact
+	}
 	return nil
+}
+
+// fileID identifies a file: zero when there is none.
+type fileID struct{ dev, ino uint64 }
+
+// landlockGrants are the paths the Landlock rules of s grant access
+// beneath (not the checks, whose identities the spec, and so the pool
+// key, holds already).
+func landlockGrants(s *specs.Spec) []string {
+	var rules []spec.LandlockRule
+	if json.Unmarshal([]byte(s.Annotations[spec.AnnotationLandlock]), &rules) != nil {
+		return nil
+	}
+	var paths []string
+	for _, r := range rules {
+		if !strings.HasPrefix(r.Access, "=") {
+			paths = append(paths, r.Path)
+		}
+	}
+	return paths
+}
+
+// grantedFiles are the files paths name now, followed as the init opens
+// them. The host's paths are the sandbox's: the host view binds them at
+// the same places (/tmp, /dev and /proc, the sandbox's own, are never
+// replaced on the host).
+func grantedFiles(paths []string) []fileID {
+	ids := make([]fileID, len(paths))
+	for i, p := range paths {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil {
+			ids[i] = fileID{st.Dev, st.Ino}
+		}
+	}
+	return ids
 }
 
 // Close ends a sandbox that will run nothing.

@@ -331,6 +331,20 @@ func TestServe(t *testing.T) {
 				t.Errorf("after the host replaced them: want both read, as a cold run reads them:\n%s", r)
 			}
 		})
+		t.Run("a working directory the sandbox cannot enter is named", func(t *testing.T) {
+			t.Parallel()
+			sb := newServeBox(t, c)
+			sb.serve()
+			// Inside a denied directory: the ready sandbox's process,
+			// confined already, cannot enter it (a cold run's setup can).
+			cwd := filepath.Join(sb.home, ".ssh", "sub")
+			must(t, os.MkdirAll(cwd, 0o755))
+			sb.chown()
+			r := sb.run(runSpec{dir: cwd, flags: []string{"--workspace", sb.ws}, args: []string{"sh", "-c", "pwd"}})
+			if r.code != 0 && !strings.Contains(r.stderr, "working directory "+cwd) {
+				t.Errorf("exit %d without naming the working directory:\n%s", r.code, r)
+			}
+		})
 		t.Run("no daemon, a cold run", func(t *testing.T) {
 			t.Parallel()
 			sb := newServeBox(t, c)

@@ -1016,6 +1016,11 @@ static int receive_command(struct options *o, char ***envp, const char **what)
 			close(fds[i]);
 	}
 	if (chdir(data) < 0) {
+		/* Said on the command's stderr, now the client's: the init's
+		 * own goes to the daemon, and the client would get 125 alone. */
+		int err = errno;
+		fprintf(stderr, "cordon: working directory %s: %s\n", data, strerror(err));
+		errno = err;
 		*what = data;
 		return -1;
 	}

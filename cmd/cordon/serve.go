@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -179,6 +180,16 @@ func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File, 
 	for _, kv := range req.Env {
 		if len(kv) > len(detachedEnv) && kv[:len(detachedEnv)+1] == detachedEnv+"=" {
 			return nil, &serve.Declined{Reason: "a detached run's own process"}
+		}
+	}
+	for _, a := range req.Args {
+		if a == "--" {
+			break
+		}
+		// cordon run prints its help and runs nothing; here the help
+		// lookup would take the command for a topic and fail.
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); a != name && (name == "help" || name == "h") {
+			return nil, &serve.Declined{Reason: "--help"}
 		}
 	}
 	var parsed *cli.Command

@@ -24,6 +24,17 @@ type chunkedReader struct {
 	done    bool  // the last chunk and the trailer section were read
 	trailer header
 	err     error
+	// large is the proxy's large head slots (see lineReader): a trailer
+	// section past largeHead needs one, held by tr until release.
+	large chan struct{}
+	tr    *lineReader
+}
+
+// release gives back the large head slot the trailer section holds.
+func (r *chunkedReader) release() {
+	if r.tr != nil {
+		r.tr.release()
+	}
 }
 
 func (r *chunkedReader) Read(p []byte) (int, error) {
@@ -40,8 +51,8 @@ func (r *chunkedReader) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		if n == 0 {
-			lr := &lineReader{br: r.br, budget: maxHead, crlf: true}
-			r.trailer, r.err = lr.fields()
+			r.tr = &lineReader{br: r.br, budget: maxHead, crlf: true, large: r.large}
+			r.trailer, r.err = r.tr.fields()
 			if r.err != nil {
 				r.err = unexpected(r.err)
 				return 0, r.err
@@ -118,8 +129,9 @@ func (r *chunkedReader) size() (int64, error) {
 // chunked again when rechunk (the trailer fields passed on, hop-by-hop
 // ones dropped), or as plain bytes for a reader that reads until the
 // connection closes.
-func copyChunked(dst net.Conn, src *bufio.Reader, rechunk bool) (readErr, writeErr error) {
-	cr := &chunkedReader{br: src}
+func copyChunked(dst net.Conn, src *bufio.Reader, rechunk bool, large chan struct{}) (readErr, writeErr error) {
+	cr := &chunkedReader{br: src, large: large}
+	defer cr.release()
 	buf := bodyPool.Get().(*[bodyBufferSize]byte)
 	defer bodyPool.Put(buf)
 	var size [20]byte

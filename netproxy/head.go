@@ -152,7 +152,7 @@ type lineReader struct {
 
 // release gives back the large head slot the head holds, if any.
 func (r *lineReader) release() {
-	if r.held {
+	if r != nil && r.held {
 		<-r.large
 		r.held = false
 	}
@@ -449,7 +449,12 @@ type response struct {
 // readResponseHead reads a response head to a request with method. A head
 // the proxy refuses is a *headError with status 502.
 func readResponseHead(br *bufio.Reader, method string) (*response, error) {
-	resp, err := parseResponse(br, method)
+	return readResponseHeadIn(&lineReader{br: br, budget: maxHead}, method)
+}
+
+// readResponseHeadIn is readResponseHead through lr.
+func readResponseHeadIn(lr *lineReader, method string) (*response, error) {
+	resp, err := parseResponse(lr, method)
 	var he *headError
 	if errors.As(err, &he) {
 		return nil, &headError{status: 502, msg: "malformed response: " + he.msg}
@@ -457,8 +462,7 @@ func readResponseHead(br *bufio.Reader, method string) (*response, error) {
 	return resp, err
 }
 
-func parseResponse(br *bufio.Reader, method string) (*response, error) {
-	lr := &lineReader{br: br, budget: maxHead}
+func parseResponse(lr *lineReader, method string) (*response, error) {
 	line, err := lr.line()
 	if err != nil {
 		return nil, err

@@ -47,12 +47,14 @@ type clientConn struct {
 	// after the client has had time to read the answer (a close with
 	// unread bytes resets the connection and can lose the answer).
 	linger bool
+	// large: the proxy's large head slots (see lineReader)
+	large chan struct{}
 }
 
 // serveHTTP serves the requests of one client connection in turn; first
 // is the byte serveConn read.
 func (p *Proxy) serveHTTP(c net.Conn, first byte) {
-	cc := &clientConn{c: c, br: bufio.NewReaderSize(&prefixConn{Conn: c, first: []byte{first}}, 4<<10)}
+	cc := &clientConn{c: c, br: bufio.NewReaderSize(&prefixConn{Conn: c, first: []byte{first}}, 4<<10), large: p.largeHeads}
 	defer cc.close()
 	for {
 		c.SetReadDeadline(time.Now().Add(handshakeTimeout))
@@ -156,8 +158,10 @@ func (cc *clientConn) answer(req *request, status int, xerr, body string) bool {
 			return false
 		}
 	case bodyChunked:
-		cr := &chunkedReader{br: cc.br}
-		if _, err := io.Copy(io.Discard, io.LimitReader(cr, maxDiscard+1)); err != nil || !cr.done {
+		cr := &chunkedReader{br: cc.br, large: cc.large}
+		_, err := io.Copy(io.Discard, io.LimitReader(cr, maxDiscard+1))
+		cr.release()
+		if err != nil || !cr.done {
 			cc.linger = true
 			return false
 		}
@@ -355,6 +359,9 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		bodyDone = nil
 	}
 	var resp *response
+	// the head stays in memory while the answer is passed on
+	var lr *lineReader
+	defer func() { lr.release() }()
 	for {
 		if _, err := uc.br.Peek(1); err != nil && retry {
 			watchMu.Lock()
@@ -365,7 +372,9 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 			}
 		}
 		var err error
-		resp, err = readResponseHead(uc.br, req.method)
+		lr.release() // of a 1xx head before
+		lr = &lineReader{br: uc.br, budget: maxHead, large: cc.large}
+		resp, err = readResponseHeadIn(lr, req.method)
 		if err != nil {
 			finish(0)
 			var he *headError
@@ -449,7 +458,7 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 	case bodyClose:
 		err = copyBody(cc.c, uc.c, uc.br, -1)
 	case bodyChunked:
-		rerr, werr := copyChunked(cc.c, uc.br, req.minor >= 1)
+		rerr, werr := copyChunked(cc.c, uc.br, req.minor >= 1, cc.large)
 		err = errors.Join(rerr, werr)
 	}
 	watchMu.Lock()
@@ -486,7 +495,7 @@ func (p *Proxy) upgraded(cc *clientConn, uc *upConn) {
 // copyRequestBody sends the body of req from the client to the upstream.
 func copyRequestBody(up net.Conn, cc *clientConn, req *request) error {
 	if req.body == bodyChunked {
-		rerr, werr := copyChunked(up, cc.br, true)
+		rerr, werr := copyChunked(up, cc.br, true, cc.large)
 		return errors.Join(rerr, werr)
 	}
 	return copyBody(up, cc.c, cc.br, req.length)

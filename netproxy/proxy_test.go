@@ -864,6 +864,16 @@ func TestLargeHeadsBounded(t *testing.T) {
 	if err != nil || sresp.StatusCode != 200 {
 		t.Fatalf("a small head meanwhile: %v %v", sresp, err)
 	}
+	// nor may a chunked body's trailer section be large meanwhile
+	c = dialProxy(t, r.http)
+	fmt.Fprintf(c, "POST http://allowed.test:%d/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nX-Big: %s\r\n\r\n",
+		up.port, strings.Repeat("a", largeHead+1))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	tresp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	c.Close()
+	if err != nil || tresp.StatusCode != 400 {
+		t.Fatalf("a large trailer section meanwhile: %v %v; want 400", tresp, err)
+	}
 	for _, c := range held {
 		c.Close()
 	}

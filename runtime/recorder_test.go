@@ -61,3 +61,27 @@ func TestRecorderFinish(t *testing.T) {
 		t.Errorf("stored %v, noted %v", vs, noted)
 	}
 }
+
+// TestNetworkViolationHint: the hint names an entry the allow list would
+// take, and none for a destination no entry can name. The host is the
+// sandboxed command's: "allow with --allow-domain $(id).example" was
+// printed for a command to copy into a shell.
+func TestNetworkViolationHint(t *testing.T) {
+	for _, tc := range []struct{ host, want string }{
+		{"evil.example", "allow with --allow-domain evil.example or sandbox.network.allowedDomains"},
+		{"192.0.2.1", "allow with --allow-domain 192.0.2.1 or sandbox.network.allowedDomains"},
+		{"2001:db8::1", "allow with --allow-domain [2001:db8::1] or sandbox.network.allowedDomains"},
+		{"$(id).example", ""},
+		{"a`id`.example", ""},
+		{"x;id.example", ""},
+		{"a b.example", ""},
+		{"a?b.example", ""},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			v := NetworkViolation(netproxy.Decision{Host: tc.host, Port: 443, Reason: netproxy.ReasonAllowlist, Rule: "x"})
+			if v.Hint != tc.want {
+				t.Errorf("hint %q; want %q", v.Hint, tc.want)
+			}
+		})
+	}
+}

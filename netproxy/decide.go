@@ -282,6 +282,11 @@ func (p *Proxy) filter(name string, port int, addrs []netip.Addr) (kept, dropped
 // once; a new one beyond it is refused (and not remembered).
 const maxAsking = 16
 
+// maxAsked bounds the destinations one proxy asks about (and remembers
+// the answers of); a new one beyond it is refused without asking. Each is
+// a process on the host or a prompt to a person, and memory of cordon's.
+const maxAsked = 1024
+
 // ask consults the Asker about a name neither list matches, once per name
 // and port for the life of the proxy: concurrent questions share one
 // answer, and answers (not failures) are remembered.
@@ -302,6 +307,10 @@ func (p *Proxy) ask(ctx context.Context, name string, port int) (allow, remember
 		if p.asking >= maxAsking {
 			p.mu.Unlock()
 			return false, false, fmt.Errorf("%d questions already waiting for an answer", maxAsking)
+		}
+		if len(p.asks) >= maxAsked {
+			p.mu.Unlock()
+			return false, false, fmt.Errorf("%d destinations already asked about in this run", maxAsked)
 		}
 		p.asking++
 		c = &askCall{done: make(chan struct{})}

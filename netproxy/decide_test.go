@@ -427,3 +427,30 @@ func TestResolvedAsWritten(t *testing.T) {
 		t.Errorf("resolved %q, want %q", res.names, want)
 	}
 }
+
+// TestAskedBounded: the answers of a run are remembered for at most
+// maxAsked destinations; a new one beyond is refused without asking. A
+// sandboxed command asking for ever new names (n1.x.test, n2.x.test, ...)
+// had the host run the ask command (or prompt a person) for each, and
+// cordon remember every answer, without end.
+func TestAskedBounded(t *testing.T) {
+	var calls atomic.Int32
+	r := newRig(t, Config{
+		Ask: AskFunc(func(ctx context.Context, q Question) (bool, error) {
+			calls.Add(1)
+			return q.Host == "n0.x.test", nil
+		}),
+	}, StaticResolver{})
+	for i := range maxAsked + 10 {
+		_, _, err := r.p.ask(context.Background(), fmt.Sprintf("n%d.x.test", i), 443)
+		if (err != nil) != (i >= maxAsked) {
+			t.Fatalf("question %d: %v", i, err)
+		}
+	}
+	if n := calls.Load(); n != maxAsked {
+		t.Errorf("asked %d times; want %d", n, maxAsked)
+	}
+	if allow, remembered, err := r.p.ask(context.Background(), "n0.x.test", 443); !allow || !remembered || err != nil {
+		t.Errorf("a remembered answer: %v %v %v; want it allowed, remembered", allow, remembered, err)
+	}
+}

@@ -14,6 +14,30 @@ const (
 	policyName = "cordon: the sandbox's network policy refused"
 )
 
+// AllowEntry is the allowedDomains entry that would allow the refused
+// destination, IPv6 addresses in brackets, or "" when none would: the deny
+// list, the addresses a name resolves to or the tunnel's contents refused
+// it, or the destination is no name or address an entry can hold (the
+// sandboxed command chose it: advice people paste into a shell must not
+// carry "$(id).example").
+func (d Decision) AllowEntry() string {
+	if d.Allowed || d.Reason != ReasonAllowlist {
+		return ""
+	}
+	switch d.kind {
+	case kindInvalid, kindDenied, kindDeniedAddr, kindPrivate, kindUnresolved:
+		return ""
+	}
+	entry := d.Host
+	if strings.Contains(entry, ":") {
+		entry = "[" + entry + "]"
+	}
+	if _, err := NewRules([]string{entry}, nil); err != nil {
+		return ""
+	}
+	return entry
+}
+
 // Message explains a refusal to the sandboxed command (it is the body of an
 // HTTP 403): the destination, the rule that refused it and how to allow it.
 // It never names the addresses a name resolved to.

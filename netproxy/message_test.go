@@ -111,3 +111,30 @@ func TestRefusals(t *testing.T) {
 	}
 	golden(t, "refusals.golden", b.String())
 }
+
+// TestAllowEntry: the advice names an entry that would allow the
+// destination, and none when the allow list is not what refused it (an
+// unreadable tunnel start to an allowed address was advised
+// "--allow-domain 127.0.0.1") or no entry can name it.
+func TestAllowEntry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    Decision
+		want string
+	}{
+		{"unlisted", Decision{Host: "evil.example", Reason: ReasonAllowlist, kind: kindUnlisted}, "evil.example"},
+		{"ip", Decision{Host: "2001:db8::1", Reason: ReasonAllowlist, kind: kindIPUnlisted}, "[2001:db8::1]"},
+		{"ask refused", Decision{Host: "a.example", Reason: ReasonAllowlist, kind: kindAskRefused}, "a.example"},
+		{"unreadable tunnel", Decision{Host: "127.0.0.1", Reason: ReasonAllowlist, kind: kindInvalid}, ""},
+		{"invalid", Decision{Host: "$(id).example", Reason: ReasonAllowlist, kind: kindInvalid}, ""},
+		{"shell chars", Decision{Host: "$(id).example", Reason: ReasonAllowlist, kind: kindUnlisted}, ""},
+		{"denied", Decision{Host: "evil.example", Reason: ReasonDenylist, kind: kindDenied}, ""},
+		{"private", Decision{Host: "evil.example", Reason: ReasonPrivate, kind: kindPrivate}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.d.AllowEntry(); got != tc.want {
+				t.Errorf("AllowEntry() = %q; want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -41,17 +41,8 @@ func (r *Recorder) Decision(d netproxy.Decision) {
 // NetworkViolation is the record of a connection the proxy refused.
 func NetworkViolation(d netproxy.Decision) Violation {
 	v := Violation{Kind: KindNetwork, Host: d.Host, Port: d.Port, Reason: d.Rule}
-	if d.Reason == netproxy.ReasonAllowlist {
-		entry := d.Host
-		if strings.Contains(entry, ":") {
-			entry = "[" + entry + "]"
-		}
-		// the host is the sandboxed command's: a hint is a command line
-		// people copy, so it names only an entry the allow list takes
-		// (not "$(id).example")
-		if _, err := netproxy.NewRules([]string{entry}, nil); err == nil {
-			v.Hint = "allow with --allow-domain " + entry + " or sandbox.network.allowedDomains"
-		}
+	if entry := d.AllowEntry(); entry != "" {
+		v.Hint = "allow with --allow-domain " + entry + " or sandbox.network.allowedDomains"
 	}
 	return v
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerd/console"
 	runc "github.com/containerd/go-runc"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -136,31 +135,13 @@ mount --bind /fake /proc && echo planted; exec sleep 300`
 // password for sudo), write to it and change its modes.
 func TestEscapeOCIExecStdio(t *testing.T) {
 	requires(t, needOCI)
-	ctx := context.Background()
-	id := ociID("exec-stdio")
-	bundle := ociBundle(t, []string{"sleep", "300"}, nil)
-	r := ociRunc(t, bundle)
-	null, err := runc.NewNullIO()
-	must(t, err)
-	defer null.Close()
-	must(t, r.Create(ctx, id, bundle, &runc.CreateOpts{IO: null}))
-	must(t, r.Start(ctx, id))
-	defer r.Kill(ctx, id, int(unix.SIGKILL), nil)
+	r, id := sleepingContainer(t, "exec-stdio")
 
 	// stdin: a terminal, as a user's; stdout and stderr: files.
-	master, slavePath, err := console.NewPty()
-	must(t, err)
+	master, tty, slavePath := openPTY(t)
 	defer master.Close()
-	tty, err := os.OpenFile(slavePath, os.O_RDWR|unix.O_NOCTTY, 0)
-	must(t, err)
 	defer tty.Close()
-	dir := t.TempDir()
-	outF, err := os.Create(filepath.Join(dir, "stdout"))
-	must(t, err)
-	defer outF.Close()
-	errF, err := os.Create(filepath.Join(dir, "stderr"))
-	must(t, err)
-	defer errF.Close()
+	outF, errF := outputFiles(t)
 	script := `for fd in 0 1 2; do printf "fd$fd "; readlink /proc/self/fd/$fd; done
 [ -t 0 ] && echo stdin-is-a-terminal
 read line; echo "got $line"; echo to-stderr >&2`
@@ -168,7 +149,7 @@ read line; echo "got $line"; echo to-stderr >&2`
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, outF, errF
 	must(t, cmd.Start())
 	// The line the process reads comes through whatever it was given.
-	_, err = master.Write([]byte("typed\n"))
+	_, err := master.Write([]byte("typed\n"))
 	must(t, err)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -135,27 +135,39 @@ func ociID(name string) string { return "cordon-it-" + name + "-" + suiteToken }
 // stderr and exit status.
 func cordonOCI(t testing.TB, root string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cordonBin, append([]string{"--root", root}, args...)...)
-	// Files, not pipes: a container created here inherits them and keeps
-	// them open as long as it lives.
+	return ociCordon(t, nil, nil, append([]string{"--root", root}, args...)...)
+}
+
+// outputFiles are files for a cordon's stdout and stderr, closed when the
+// test ends. Files, not pipes: a container created by that cordon
+// inherits them and keeps them open as long as it lives.
+func outputFiles(t testing.TB) (stdout, stderr *os.File) {
+	t.Helper()
 	dir := t.TempDir()
-	outF, err := os.Create(filepath.Join(dir, "stdout"))
+	stdout, err := os.Create(filepath.Join(dir, "stdout"))
 	must(t, err)
-	defer outF.Close()
-	errF, err := os.Create(filepath.Join(dir, "stderr"))
+	t.Cleanup(func() { stdout.Close() })
+	stderr, err = os.Create(filepath.Join(dir, "stderr"))
 	must(t, err)
-	defer errF.Close()
-	cmd.Stdout, cmd.Stderr = outF, errF
-	err = cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("cordon %s: %v", strings.Join(args, " "), err)
-	}
-	return readFile(outF.Name()), readFile(errF.Name()), code
+	t.Cleanup(func() { stderr.Close() })
+	return stdout, stderr
+}
+
+// sleepingContainer creates and starts a container running sleep 300 with
+// no stdio, killed when the test ends, and returns its runtime and id.
+func sleepingContainer(t *testing.T, name string) (*runc.Runc, string) {
+	t.Helper()
+	ctx := context.Background()
+	id := ociID(name)
+	bundle := ociBundle(t, []string{"sleep", "300"}, nil)
+	r := ociRunc(t, bundle)
+	null, err := runc.NewNullIO()
+	must(t, err)
+	t.Cleanup(func() { null.Close() })
+	must(t, r.Create(ctx, id, bundle, &runc.CreateOpts{IO: null}))
+	must(t, r.Start(ctx, id))
+	t.Cleanup(func() { _ = r.Kill(ctx, id, int(unix.SIGKILL), nil) })
+	return r, id
 }
 
 // lastLogError is what containerd's shim shows when a call fails: the

@@ -73,16 +73,9 @@ func ociCordon(t testing.TB, cred *syscall.Credential, env []string, args ...str
 	cmd := exec.CommandContext(ctx, cordonBin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	// Files, not pipes: a container created here inherits them.
-	dir := t.TempDir()
-	outF, err := os.Create(filepath.Join(dir, "stdout"))
-	must(t, err)
-	defer outF.Close()
-	errF, err := os.Create(filepath.Join(dir, "stderr"))
-	must(t, err)
-	defer errF.Close()
+	outF, errF := outputFiles(t)
 	cmd.Stdout, cmd.Stderr = outF, errF
-	err = cmd.Run()
+	err := cmd.Run()
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

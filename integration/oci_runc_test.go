@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerd/console"
 	runc "github.com/containerd/go-runc"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -525,23 +524,11 @@ func TestOCINetworkHook(t *testing.T) {
 // terminal of its own, sized as the caller's, and its status comes back.
 func TestOCIExecTerminalHost(t *testing.T) {
 	requires(t, needOCI)
-	ctx := context.Background()
-	id := ociID("exec-tty-host")
-	bundle := ociBundle(t, []string{"sleep", "300"}, nil)
-	r := ociRunc(t, bundle)
-	null, err := runc.NewNullIO()
-	must(t, err)
-	defer null.Close()
-	must(t, r.Create(ctx, id, bundle, &runc.CreateOpts{IO: null}))
-	must(t, r.Start(ctx, id))
-	defer r.Kill(ctx, id, int(unix.SIGKILL), nil)
+	r, id := sleepingContainer(t, "exec-tty-host")
 
-	master, slavePath, err := console.NewPty()
-	must(t, err)
+	master, tty, _ := openPTY(t)
 	defer master.Close()
-	must(t, master.Resize(console.WinSize{Height: 21, Width: 77}))
-	tty, err := os.OpenFile(slavePath, os.O_RDWR|unix.O_NOCTTY, 0)
-	must(t, err)
+	setSize(t, master, 21, 77)
 	defer tty.Close()
 	devNull, err := os.Open(os.DevNull)
 	must(t, err)
@@ -550,8 +537,7 @@ func TestOCIExecTerminalHost(t *testing.T) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devNull, tty, tty
 	must(t, cmd.Start())
 	tty.Close()
-	f := dupFile(t, master.Fd(), "pty")
-	out := readUntil(t, f, "21 77")
+	out := readUntil(t, master, "21 77")
 	err = cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 6 {

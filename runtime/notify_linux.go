@@ -568,7 +568,7 @@ func (sv *supervisor) judge(p string, follow, write, creates bool) judgement {
 		}
 	}
 	for _, r := range sv.roots {
-		if r == resolved || strings.HasPrefix(resolved, strings.TrimSuffix(r, "/")+"/") {
+		if r == resolved || within(r, resolved) {
 			return judgement{path: resolved, reason: "protected: read-only inside the writable roots"}
 		}
 	}

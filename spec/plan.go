@@ -152,7 +152,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		// files or cordon itself: an allowWrite of ~/.bashrc, of
 		// ~/.claude/commands/x, of a symlink to them, or Claude Code's
 		// allow Edit(~/.zshrc) (for its own tool) is no writable root.
-		own := ownPaths(p, req, fsys)
+		own := withTargets(fsys, ownPaths(p, req))
 		isOwn := func(w string) bool {
 			real, _, err := mounts.Resolve(fsys, w)
 			return covered(w, own) || err == nil && covered(real, own)
@@ -176,19 +176,13 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	if err != nil {
 		return pl, err
 	}
+	// cordon's own binary among them, when a writable root holds it:
+	// pinned like the others, or renaming its directory would put a binary
+	// of the command's choosing where the next `cordon run` is started from.
+	readOnlyPaths := append(ownPaths(p, req), denyWrite...)
 	for _, w := range writable {
 		var names []string
-		var own []string
-		for _, rel := range policy.ProtectedInHome {
-			own = append(own, path.Join(p.Home, rel))
-		}
-		// cordon's own binary, when a writable root holds it: pinned like
-		// the others, or renaming its directory would put a binary of the
-		// command's choosing where the next `cordon run` is started from.
-		if h := req.Host.Executable; h != "" {
-			own = append(own, h)
-		}
-		for _, abs := range append(append(own, p.SettingsFiles...), denyWrite...) {
+		for _, abs := range readOnlyPaths {
 			if within(abs, w) {
 				names = append(names, strings.TrimPrefix(abs, strings.TrimSuffix(w, "/")+"/"))
 			}
@@ -335,17 +329,22 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 }
 
 // ownPaths are the host paths that stay read-only whatever the settings:
-// the caller's own configuration (policy.ProtectedInHome), the settings
-// files and cordon's binary, each also where its symlinks lead.
-func ownPaths(p *policy.Policy, req Request, fsys fs.FS) []string {
+// the caller's own configuration (policy.ProtectedInHome), cordon's binary
+// and the settings files.
+func ownPaths(p *policy.Policy, req Request) []string {
 	var own []string
 	for _, rel := range policy.ProtectedInHome {
 		own = append(own, path.Join(p.Home, rel))
 	}
-	own = append(own, p.SettingsFiles...)
 	if h := req.Host.Executable; h != "" {
 		own = append(own, h)
 	}
+	return append(own, p.SettingsFiles...)
+}
+
+// withTargets returns paths and, after them, where those that are
+// symlinks lead.
+func withTargets(fsys fs.FS, own []string) []string {
 	for _, o := range slices.Clone(own) {
 		if real, _, err := mounts.Resolve(fsys, o); err == nil && real != o {
 			own = append(own, real)

@@ -560,7 +560,7 @@ func couldReopen(a, d string) bool {
 		if !IsGlob(d) {
 			db = UnescapePattern(d)
 		}
-		return isBelow(db, ab) || isBelow(ab, db)
+		return within(ab, db) || within(db, ab)
 	}
 	ae := strings.Split(strings.TrimPrefix(a, "/"), "/")
 	de := strings.Split(strings.TrimPrefix(d, "/"), "/")
@@ -588,9 +588,4 @@ func couldReopen(a, d string) bool {
 		}
 	}
 	return true
-}
-
-// isBelow reports whether p is dir or lies below it.
-func isBelow(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

@@ -3,12 +3,11 @@ package mounts
 import (
 	"encoding/json"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"io/fs"
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"

@@ -398,25 +398,12 @@ func hooksPaths(fsys fs.FS, root string, gitDirs []string) []string {
 			if err != nil {
 				continue
 			}
-			section := ""
-			for _, line := range strings.Split(string(data), "\n") {
-				line = strings.TrimSpace(line)
-				if strings.HasPrefix(line, "[") {
-					section, _, _ = strings.Cut(strings.TrimPrefix(line, "["), "]")
-					section = strings.ToLower(strings.TrimSpace(section))
+			for _, e := range configEntries(data) {
+				include := e.key == "path" && (e.section == "include" || strings.HasPrefix(e.section, "includeif"))
+				if !include && (e.section != "core" || e.key != "hookspath") {
 					continue
 				}
-				k, v, ok := strings.Cut(line, "=")
-				k = strings.ToLower(strings.TrimSpace(k))
-				include := k == "path" && (section == "include" || strings.HasPrefix(section, "includeif"))
-				if !ok || !include && (section != "core" || k != "hookspath") {
-					continue
-				}
-				v = strings.TrimSpace(v)
-				if i := strings.IndexAny(v, ";#"); i >= 0 && !strings.HasPrefix(v, "\"") {
-					v = strings.TrimSpace(v[:i])
-				}
-				v = strings.Trim(v, "\"")
+				v := e.value
 				if v == "" || strings.HasPrefix(v, "~") {
 					// The home is outside the writable roots, or one of
 					// them with its own protections.
@@ -440,6 +427,37 @@ func hooksPaths(fsys fs.FS, root string, gitDirs []string) []string {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// configEntry is one "key = value" line of a git config file.
+type configEntry struct {
+	section, key, value string
+}
+
+// configEntries reads the "key = value" lines of a git config file: the
+// section and the key lowercased, the value without its comment and
+// quotes.
+func configEntries(data []byte) []configEntry {
+	var out []configEntry
+	section := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section, _, _ = strings.Cut(strings.TrimPrefix(line, "["), "]")
+			section = strings.ToLower(strings.TrimSpace(section))
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if i := strings.IndexAny(v, ";#"); i >= 0 && !strings.HasPrefix(v, "\"") {
+			v = strings.TrimSpace(v[:i])
+		}
+		out = append(out, configEntry{section, strings.ToLower(strings.TrimSpace(k)), strings.Trim(v, "\"")})
 	}
 	return out
 }

@@ -432,17 +432,24 @@ func (j *judge) gitConfig(args []Word) (Level, string) {
 
 // gitConfigPair judges a key=value given on the command line.
 func (j *judge) gitConfigPair(kv Word, how string) {
-	key, val, _ := strings.Cut(kv.Value, "=")
-	if kv.Dynamic && !strings.Contains(key, "$") && key != "" {
-		// the key is literal, only the value is dynamic
-		if gitKeyRuns(key, Word{Value: val, Dynamic: true}) {
-			j.needf(DangerFullAccess, "%s %s: makes git run commands", how, key)
-		}
-		return
-	}
-	if kv.Dynamic || gitKeyRuns(key, Word{Value: val}) {
+	if key, _ := gitConfigSplit(kv); gitConfigRuns(kv) {
 		j.needf(DangerFullAccess, "%s %s: makes git run commands", how, key)
 	}
+}
+
+// gitConfigSplit splits a key=value given on the command line; the value
+// is dynamic when the pair is.
+func gitConfigSplit(kv Word) (string, Word) {
+	key, val, _ := strings.Cut(kv.Value, "=")
+	return key, Word{Value: val, Dynamic: kv.Dynamic}
+}
+
+// gitConfigRuns reports a key=value given on the command line that makes
+// git run commands: a key known only at run time, or one gitKeyRuns names
+// (only the value is dynamic when the key is literal).
+func gitConfigRuns(kv Word) bool {
+	key, val := gitConfigSplit(kv)
+	return kv.Dynamic && (key == "" || strings.Contains(key, "$")) || gitKeyRuns(key, val)
 }
 
 // gitKeyRuns reports a git configuration key whose value git runs as a

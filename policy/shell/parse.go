@@ -1491,12 +1491,12 @@ func (p *parser) record(c *call) *Command {
 	if cmd.Dynamic == "" && cmd.Base() == "git" {
 		// git -c core.pager='curl x' log runs curl, as GIT_PAGER would
 		for _, c := range parseGitGlobals(cmd.Args).configs {
-			key, val, _ := strings.Cut(c.kv.Value, "=")
+			key, val := gitConfigSplit(c.kv)
 			k := strings.ToLower(key)
-			if !c.kv.Dynamic && (k == "core.pager" || k == "core.editor" || k == "sequence.editor" || strings.HasPrefix(k, "pager.")) && safePager(Word{Value: val}) {
+			if (k == "core.pager" || k == "core.editor" || k == "sequence.editor" || strings.HasPrefix(k, "pager.")) && safePager(val) {
 				continue // git -c core.pager=cat, as GIT_PAGER=cat
 			}
-			if c.kv.Dynamic && (key == "" || strings.Contains(key, "$")) || gitKeyRuns(key, Word{Value: val, Dynamic: c.kv.Dynamic}) {
+			if gitConfigRuns(c.kv) {
 				cmd.Dynamic = c.how + " " + key + ": makes git run commands"
 				break
 			}

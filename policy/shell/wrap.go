@@ -671,13 +671,7 @@ func sourceWrapper(p *parser, c *call) unwrapped {
 // nested walks a script string as the commands of the wrapper. keep
 // records the wrapper command itself too.
 func (p *parser) nested(c *call, w Wrapper, script Word, params []string, keep bool) unwrapped {
-	f := c.f
-	f.wrappers = append(slices.Clip(f.wrappers), w)
-	f.env = append(slices.Clip(f.env), c.assigns...)
-	f.params = params
-	if f.dynamic == "" {
-		f.dynamic = c.dynamic
-	}
+	f := c.nestedFrame(w, params)
 	if p.depth >= maxDepth {
 		if c.dynamic == "" {
 			c.dynamic = "script strings nested too deeply"
@@ -710,6 +704,20 @@ func (p *parser) nested(c *call, w Wrapper, script Word, params []string, keep b
 		p.record(&rc)
 	}
 	return done
+}
+
+// nestedFrame is the frame of a script string c's wrapper w runs: c's
+// frame under w, with c's assignments in its environment, params as its
+// positional parameters, and c's dynamic reason.
+func (c *call) nestedFrame(w Wrapper, params []string) frame {
+	f := c.f
+	f.wrappers = append(slices.Clip(f.wrappers), w)
+	f.env = append(slices.Clip(f.env), c.assigns...)
+	f.params = params
+	if f.dynamic == "" {
+		f.dynamic = c.dynamic
+	}
+	return f
 }
 
 // walkString parses and walks a nested script string.
@@ -1251,13 +1259,7 @@ func mapfileWrapper(p *parser, c *call) unwrapped {
 // --to-command=CMD, rsync -e CMD), with the program as its wrapper. The
 // program itself is recorded and judged by the caller.
 func (p *parser) runs(c *call, label string, script Word) {
-	f := c.f
-	f.wrappers = append(slices.Clip(f.wrappers), Wrapper{Name: label, Args: slices.Clone(c.words[:1])})
-	f.env = append(slices.Clip(f.env), c.assigns...)
-	f.params = nil
-	if f.dynamic == "" {
-		f.dynamic = c.dynamic
-	}
+	f := c.nestedFrame(Wrapper{Name: label, Args: slices.Clone(c.words[:1])}, nil)
 	switch {
 	case p.depth >= maxDepth:
 		if c.dynamic == "" {

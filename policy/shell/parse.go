@@ -1313,17 +1313,17 @@ func arithText(n syntax.Node) string {
 			return
 		}
 		syntax.Walk(n, func(m syntax.Node) bool {
+			text := ""
 			switch x := m.(type) {
 			case *syntax.CmdSubst, *syntax.ProcSubst:
 				return false // walked as commands of their own
 			case *syntax.SglQuoted:
-				if looksLikeCode(x.Value) {
-					why = "arithmetic evaluates text as code: " + x.Value
-				}
+				text = x.Value
 			case *syntax.Lit:
-				if looksLikeCode(x.Value) {
-					why = "arithmetic evaluates text as code: " + x.Value
-				}
+				text = x.Value
+			}
+			if looksLikeCode(text) {
+				why = "arithmetic evaluates text as code: " + text
 			}
 			return why == ""
 		})
@@ -1345,13 +1345,9 @@ func arithText(n syntax.Node) string {
 			check(x.Cond)
 			check(x.Post)
 		case *syntax.ParamExp:
-			if x.Index != nil {
-				check(x.Index)
-			}
+			check(x.Index)
 		case *syntax.Assign:
-			if x.Index != nil {
-				check(x.Index)
-			}
+			check(x.Index)
 		case *syntax.BinaryTest:
 			switch x.Op {
 			case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsGtr, syntax.TsLeq, syntax.TsGeq:

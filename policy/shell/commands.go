@@ -667,7 +667,7 @@ func runsText(c *Command, stdin *Word) string {
 				return "sed script runs shell commands: " + s.Value
 			}
 		}
-	case "awk", "gawk", "mawk", "nawk", "busybox awk":
+	case "awk", "gawk", "mawk", "nawk":
 		ops, opts := operands(args, awkSpec)
 		if has(opts, "--sandbox", "S") || len(ops) == 0 || ops[0].Dynamic {
 			return ""

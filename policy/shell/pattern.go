@@ -257,25 +257,23 @@ func denyForms(c *Command) []string {
 		}
 	}
 	if !c.Name.Dynamic {
-		n := c.Name.Value
+		n, base := c.Name.Value, path.Base(c.Name.Value)
 		names = append(names, append([]string{n}, args...))
 		if strings.Contains(n, "/") {
-			names = append(names, append([]string{path.Clean(n)}, args...), append([]string{path.Base(n)}, args...))
+			names = append(names, append([]string{path.Clean(n)}, args...), append([]string{base}, args...))
 		}
-	}
-	if !c.Name.Dynamic && path.Base(c.Name.Value) == "git" {
-		// git -C dir push, git --no-pager push, git -c alias.p=push p:
-		// git push
-		if cmd := gitCommand(c.Args); cmd != nil && (len(cmd) != len(c.Args) || cmd[0].Value != c.Args[0].Value) {
-			names = append(names, append([]string{"git"}, wordValues(cmd, false)...))
+		if base == "git" {
+			// git -C dir push, git --no-pager push, git -c alias.p=push p:
+			// git push
+			if cmd := gitCommand(c.Args); cmd != nil && (len(cmd) != len(c.Args) || cmd[0].Value != c.Args[0].Value) {
+				names = append(names, append([]string{"git"}, wordValues(cmd, false)...))
+			}
 		}
-	}
-	if !c.Name.Dynamic {
 		// npm --force publish, docker -H x run, kubectl -n x delete: the
 		// subcommand after the program's own options, whichever of them
 		// take a value (a deny or ask rule may match a little more)
 		for _, sub := range afterOptions(c.Args) {
-			names = append(names, append([]string{path.Base(c.Name.Value)}, wordValues(c.Args[sub:], false)...))
+			names = append(names, append([]string{base}, wordValues(c.Args[sub:], false)...))
 		}
 	}
 	if c.Function && len(c.Args) > 0 {

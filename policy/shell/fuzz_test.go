@@ -95,13 +95,17 @@ var curls = []string{
 // command; they apply to simple commands only.
 var argvWrappers = map[byte]bool{16: true, 17: true, 18: true, 19: true, 20: true, 21: true, 22: true, 23: true}
 
+// wrapKinds is the number of wrap kinds; a plan's byte k is kind
+// k%wrapKinds.
+const wrapKinds = 35
+
 // wrap places a command inside a construct that still runs it.
 func wrap(kind byte, c string) (string, bool) {
 	q := func(s string) (string, bool) {
 		r, err := syntax.Quote(s, syntax.LangBash)
 		return r, err == nil
 	}
-	switch kind % 35 {
+	switch kind % wrapKinds {
 	case 0:
 		return c, true
 	case 1:
@@ -203,14 +207,14 @@ func FuzzDenyNeverAllowed(f *testing.F) {
 		src := curls[int(plan[0])%len(curls)]
 		simple := true
 		for _, k := range plan[1:min(len(plan), 12)] {
-			if argvWrappers[k%35] && !simple {
+			if argvWrappers[k%wrapKinds] && !simple {
 				return
 			}
 			var ok bool
 			if src, ok = wrap(k, src); !ok {
 				return
 			}
-			simple = simple && (k%35 == 0 || argvWrappers[k%35])
+			simple = simple && (k%wrapKinds == 0 || argvWrappers[k%wrapKinds])
 		}
 		s, err := Parse(src)
 		if ok, _ := fuzzAllow(t).Allow(s); ok {

@@ -74,10 +74,13 @@ func parseGitGlobals(args []Word) gitGlobals {
 			g.dirs = append(g.dirs, next())
 		case v == "-c":
 			g.configs = append(g.configs, gitConfigOpt{next(), "git -c"})
-		case v == "--config-env":
-			g.configs = append(g.configs, gitConfigOpt{Word{Value: strings.SplitN(next().Value, "=", 2)[0] + "=$ENV", Dynamic: true}, "git --config-env"})
-		case strings.HasPrefix(v, "--config-env="):
-			g.configs = append(g.configs, gitConfigOpt{Word{Value: strings.SplitN(strings.TrimPrefix(v, "--config-env="), "=", 2)[0] + "=$ENV", Dynamic: true}, "git --config-env"})
+		case v == "--config-env" || strings.HasPrefix(v, "--config-env="):
+			spec, ok := strings.CutPrefix(v, "--config-env=")
+			if !ok {
+				spec = next().Value
+			}
+			name, _, _ := strings.Cut(spec, "=")
+			g.configs = append(g.configs, gitConfigOpt{Word{Value: name + "=$ENV", Dynamic: true}, "git --config-env"})
 		case strings.HasPrefix(v, "--exec-path="):
 			g.execPath = true
 		case v == "--git-dir" || v == "--work-tree":

@@ -18,13 +18,13 @@ const module = "cordon.dev/cordon"
 var allowed = map[string][]string{
 	"policy":       {"policy/shell"},
 	"policy/shell": {},
-	"spec":         {"policy", "mounts", "seccomp", "probe", "netproxy"},
-	"mounts":       {"internal/dirent"},
+	"spec":         {"policy", "mounts", "seccomp", "probe", "netproxy", "internal/paths"},
+	"mounts":       {"internal/dirent", "internal/paths"},
 	"seccomp":      {},
 	"netproxy":     {"policy"},
-	"probe":        {},
-	"runtime":      {"spec", "seccomp", "netproxy", "probe", "internal/dirent", "internal/stack"},
-	"darwin":       {"policy"},
+	"probe":        {"internal/paths"},
+	"runtime":      {"spec", "seccomp", "netproxy", "probe", "internal/dirent", "internal/stack", "internal/paths"},
+	"darwin":       {"policy", "internal/paths"},
 	// serve: cordon serve's daemon, its pool and its protocol (not in
 	// DESIGN.md's table yet; added with issue 11).
 	"serve": {"runtime"},
@@ -34,6 +34,9 @@ var allowed = map[string][]string{
 	// internal/stack: grows a goroutine's stack in one copy (a leaf, not
 	// in DESIGN.md's table).
 	"internal/stack": {},
+	// internal/paths: whether one path is inside another, for every layer
+	// (a leaf, not in DESIGN.md's table).
+	"internal/paths": {},
 }
 
 // unruled are the directories that may import any package of the module:

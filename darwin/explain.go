@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/policy"
 )
 
@@ -332,7 +333,7 @@ func operationReason(op, target string) string {
 // match reports whether p is what pt matches or below it.
 func (e *Explainer) match(pt pattern, p string) bool {
 	if lit, ok := pt.literal(); ok {
-		return p == lit || strings.HasPrefix(p, strings.TrimSuffix(lit, "/")+"/")
+		return paths.Under(p, lit)
 	}
 	k := pt.key()
 	re, ok := e.regexps[k]

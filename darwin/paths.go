@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // systemLinks are macOS's top-level symbolic links into /private. Seatbelt
@@ -20,7 +22,7 @@ var systemLinks = [...]struct{ link, target string }{
 // canonical rewrites a clean absolute path through systemLinks.
 func canonical(p string) string {
 	for _, l := range systemLinks {
-		if p == l.link || strings.HasPrefix(p, l.link+"/") {
+		if paths.Under(p, l.link) {
 			return l.target + p[len(l.link):]
 		}
 	}

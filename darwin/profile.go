@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/policy"
 )
 
@@ -485,7 +485,7 @@ func inside(a, d pattern) bool {
 	}
 	sp := sample.String()
 	if lit, ok := d.literal(); ok {
-		return sp == lit || strings.HasPrefix(sp, strings.TrimSuffix(lit, "/")+"/")
+		return paths.Under(sp, lit)
 	}
 	re, err := d.regex(true)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // The mounts of a plan are made later, by another process, from paths: a
@@ -180,7 +182,7 @@ func checks(fsys fs.FS, roots []string, ms []specs.Mount, maskFile string) []Che
 		}
 		root := ""
 		for _, r := range roots {
-			if below(m.Destination, r) && len(r) > len(root) {
+			if paths.Under(m.Destination, r) && len(r) > len(root) {
 				root = r
 			}
 		}
@@ -197,7 +199,7 @@ func checks(fsys fs.FS, roots []string, ms []specs.Mount, maskFile string) []Che
 		}
 		// The directories on the way, from the root down.
 		var way []string
-		for d := path.Dir(m.Destination); within(d, root); d = path.Dir(d) {
+		for d := path.Dir(m.Destination); paths.Below(d, root); d = path.Dir(d) {
 			way = append(way, d)
 		}
 		if m.Destination != root {

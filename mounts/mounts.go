@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // Access is what a sandboxed command may do under a path.
@@ -120,7 +122,7 @@ func Plan(l Layout) (Result, error) {
 		}
 		dst := "/" + name
 		switch t := e.Type(); {
-		case t.IsDir() && below(l.Rootfs, dst):
+		case t.IsDir() && paths.Under(l.Rootfs, dst):
 			list = append(list, planned{hostBind(dst, true), catHostFirst})
 		case t.IsDir():
 			list = append(list, planned{hostBind(dst, true), catHost})
@@ -185,7 +187,7 @@ func Plan(l Layout) (Result, error) {
 // the host's path p into the sandbox: one on p or an ancestor of it.
 func boundIn(rules []resolvedRule, p string) bool {
 	return slices.ContainsFunc(rules, func(r resolvedRule) bool {
-		return r.Access != Deny && (r.Path == p || strings.HasPrefix(p, strings.TrimSuffix(r.Path, "/")+"/"))
+		return r.Access != Deny && paths.Under(p, r.Path)
 	})
 }
 
@@ -298,22 +300,12 @@ func resolveRules(fsys fs.FS, rules []Rule) ([]resolvedRule, []Rule, error) {
 	}
 	for i := range out {
 		for j := range out {
-			if i != j && within(out[j].Path, out[i].Path) {
+			if i != j && paths.Below(out[j].Path, out[i].Path) {
 				out[i].nested = true
 			}
 		}
 	}
 	return out, missing, nil
-}
-
-// below reports whether p is dir or lies below it.
-func below(p, dir string) bool {
-	return p == dir || within(p, dir)
-}
-
-// within reports whether p lies strictly below dir.
-func within(p, dir string) bool {
-	return strings.HasPrefix(p, dir+"/")
 }
 
 func depth(p string) int {

@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // Protection is what keeps the always-protected paths of the writable
@@ -102,8 +104,8 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []strin
 			pr.Rules = append(pr.Rules, Rule{Path: f, Access: ReadOnly})
 		}
 		for _, gitdir := range dirs {
-			inRoot := func(r string) bool { return below(gitdir, r) }
-			if !seen[gitdir] && !within(gitdir, real) && !slices.ContainsFunc(roots, inRoot) && !slices.ContainsFunc(pr.Roots, inRoot) {
+			inRoot := func(r string) bool { return paths.Under(gitdir, r) }
+			if !seen[gitdir] && !paths.Below(gitdir, real) && !slices.ContainsFunc(roots, inRoot) && !slices.ContainsFunc(pr.Roots, inRoot) {
 				pr.Roots = append(pr.Roots, gitdir)
 			}
 			// A git directory's hooks and config are protected wherever
@@ -172,7 +174,7 @@ func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 			if !path.IsAbs(target) {
 				target = path.Join(cur, target)
 			}
-			if t := path.Join(path.Clean(target), rest); below(t, root) {
+			if t := path.Join(path.Clean(target), rest); paths.Under(t, root) {
 				pr.Scrub = append(pr.Scrub, t)
 			}
 			return
@@ -216,7 +218,7 @@ func withNested(fsys fs.FS, root string, list, nested, trusted []string) []strin
 		dirs = nestedDirs(fsys, root, firsts)
 	}
 	for _, t := range trusted {
-		if !within(t, root) || len(nested) == 0 {
+		if !paths.Below(t, root) || len(nested) == 0 {
 			continue
 		}
 		rel := strings.TrimPrefix(t, strings.TrimSuffix(root, "/")+"/")
@@ -342,7 +344,7 @@ func gitDirs(fsys fs.FS, root string) (dirs, gitfiles, own []string) {
 		isGitDir := func(d string) bool {
 			head, err := fs.Stat(fsys, rel2fs(path.Join(d, "HEAD")))
 			return err == nil && head.Mode().IsRegular() &&
-				(!sub || slices.ContainsFunc(own, func(g string) bool { return within(d, g) }))
+				(!sub || slices.ContainsFunc(own, func(g string) bool { return paths.Below(d, g) }))
 		}
 		if !isGitDir(gitdir) {
 			return

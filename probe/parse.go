@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // mount is one line of /proc/self/mountinfo.
@@ -210,7 +212,7 @@ func cgroupDir(m mount, p string) (string, bool) {
 	if root == "/" {
 		return path.Join(m.Point, p), true
 	}
-	if p != root && !strings.HasPrefix(p, root+"/") {
+	if !paths.Under(p, root) {
 		return "", false
 	}
 	return path.Join(m.Point, strings.TrimPrefix(p, root)), true

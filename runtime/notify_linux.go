@@ -17,6 +17,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/seccomp"
 	"cordon.dev/cordon/spec"
 )
@@ -568,7 +569,7 @@ func (sv *supervisor) judge(p string, follow, write, creates bool) judgement {
 		}
 	}
 	for _, r := range sv.roots {
-		if r == resolved || within(r, resolved) {
+		if paths.Under(resolved, r) {
 			return judgement{path: resolved, reason: "protected: read-only inside the writable roots"}
 		}
 	}

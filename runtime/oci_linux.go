@@ -24,6 +24,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/seccomp"
 	"cordon.dev/cordon/spec"
 )
@@ -243,7 +244,7 @@ const maxPolicyFile = 1 << 20
 // changes nothing.
 func readPolicyFile(dir, path string) ([]byte, error) {
 	outside := fmt.Errorf("%s: a policy file must be in %s (cordon reads no other file of the node for a container)", path, dir)
-	if !within(dir, filepath.Clean(path)) {
+	if !paths.Below(filepath.Clean(path), dir) {
 		return nil, outside
 	}
 	realDir, err := filepath.EvalSymlinks(dir)
@@ -255,7 +256,7 @@ func readPolicyFile(dir, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer pf.Close()
-	if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(pf.Fd()))); err != nil || !within(realDir, real) {
+	if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(pf.Fd()))); err != nil || !paths.Below(real, realDir) {
 		return nil, outside
 	}
 	fi, err := pf.Stat()
@@ -278,11 +279,6 @@ func readPolicyFile(dir, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxPolicyFile)
 	}
 	return data, nil
-}
-
-// within reports whether path is below dir (both clean and absolute).
-func within(dir, path string) bool {
-	return strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // configFile is the runtime-level configuration file: "-" for none,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/mounts"
 	"cordon.dev/cordon/probe"
 )
@@ -71,14 +72,14 @@ func landlockRules(fsys fs.FS, writable, denied, allowRead []string) ([]Landlock
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		if !slices.ContainsFunc(rw, func(w string) bool { return below(d, w) }) {
+		if !slices.ContainsFunc(rw, func(w string) bool { return paths.Under(d, w) }) {
 			outside = append(outside, d)
 		}
 	}
 	var rules []LandlockRule
 	isDenied := func(p string) bool { return slices.Contains(outside, p) }
 	hasDeniedBelow := func(p string) bool {
-		return slices.ContainsFunc(outside, func(d string) bool { return d != p && below(d, p) })
+		return slices.ContainsFunc(outside, func(d string) bool { return paths.Below(d, p) })
 	}
 	var grant func(dir string) error
 	grant = func(dir string) error {

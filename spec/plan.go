@@ -10,6 +10,7 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/mounts"
 	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/probe"
@@ -125,7 +126,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		return pl, err
 	}
 	covered := func(x string, by []string) bool {
-		return slices.ContainsFunc(by, func(d string) bool { return below(x, d) })
+		return slices.ContainsFunc(by, func(d string) bool { return paths.Under(x, d) })
 	}
 
 	// The writable roots: the workspace and allowWrite — except where a
@@ -183,7 +184,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	for _, w := range writable {
 		var names []string
 		for _, abs := range readOnlyPaths {
-			if within(abs, w) {
+			if paths.Below(abs, w) {
 				names = append(names, strings.TrimPrefix(abs, strings.TrimSuffix(w, "/")+"/"))
 			}
 		}
@@ -221,7 +222,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		pl.scrub.Nested = policy.ProtectedBelow
 	}
 	for _, t := range p.TrustedDirs {
-		if slices.ContainsFunc(writable, func(w string) bool { return within(t, w) }) {
+		if slices.ContainsFunc(writable, func(w string) bool { return paths.Below(t, w) }) {
 			pl.scrub.Trusted = append(pl.scrub.Trusted, t)
 		}
 	}
@@ -229,7 +230,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// after the run.
 	for _, pat := range p.Filesystem.DenyWrite {
 		base := policy.PatternBase(pat)
-		if policy.IsGlob(pat) && slices.ContainsFunc(writable, func(w string) bool { return below(base, w) || below(w, base) }) {
+		if policy.IsGlob(pat) && slices.ContainsFunc(writable, func(w string) bool { return paths.Under(base, w) || paths.Under(w, base) }) {
 			existing, _ := expandPattern(fsys, pat)
 			pl.scrub.Globs = append(pl.scrub.Globs, ScrubGlob{Pattern: pat, Existing: existing})
 		}
@@ -271,7 +272,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		}
 	}
 	for _, a := range allowRead {
-		if !slices.ContainsFunc(denied, func(d string) bool { return within(a, d) }) {
+		if !slices.ContainsFunc(denied, func(d string) bool { return paths.Below(a, d) }) {
 			// Not inside a denied path: readable already.
 			continue
 		}
@@ -289,7 +290,7 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		// is, a writable root is not), and reachable at a fixed path for
 		// the init.
 		for _, w := range writable {
-			if below(h.Executable, w) {
+			if paths.Under(h.Executable, w) {
 				rules = append(rules, mounts.Rule{Path: h.Executable, Access: mounts.ReadOnly})
 				break
 			}
@@ -365,7 +366,7 @@ func pinWay(fsys fs.FS, p string, writable []string) []mounts.Rule {
 	}
 	root := ""
 	for _, w := range writable {
-		if within(real, w) && len(w) > len(root) {
+		if paths.Below(real, w) && len(w) > len(root) {
 			root = w
 		}
 	}
@@ -373,7 +374,7 @@ func pinWay(fsys fs.FS, p string, writable []string) []mounts.Rule {
 		return nil
 	}
 	var out []mounts.Rule
-	for d := path.Dir(real); within(d, root); d = path.Dir(d) {
+	for d := path.Dir(real); paths.Below(d, root); d = path.Dir(d) {
 		out = append(out, mounts.Rule{Path: d, Access: mounts.ReadWrite})
 	}
 	slices.Reverse(out)
@@ -397,27 +398,17 @@ func gitRedirects(prefix string) []string {
 }
 
 // outermost keeps the paths that are not below another of them.
-func outermost(paths []string) []string {
+func outermost(ps []string) []string {
 	var out []string
-	for _, p := range paths {
+	for _, p := range ps {
 		if slices.Contains(out, p) {
 			continue
 		}
-		if !slices.ContainsFunc(paths, func(q string) bool { return q != p && within(p, q) }) {
+		if !slices.ContainsFunc(ps, func(q string) bool { return paths.Below(p, q) }) {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-// within reports whether p lies strictly below dir.
-func within(p, dir string) bool {
-	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// below reports whether p is dir or lies below it.
-func below(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // seccompProfile is the agent profile, for the machine; none where the

@@ -407,9 +407,12 @@ func (p *Policy) session(name string) (session, string, error) {
 // dontAsk is Claude Code's mode that denies what it would ask.
 func (s session) dontAsk() bool { return strings.EqualFold(s.name, "dontAsk") }
 
-// asksEdits is Claude Code's default mode, which asks before every file
-// edit (acceptEdits accepts the edits inside the workspace).
-func (s session) asksEdits() bool { return strings.EqualFold(s.name, "default") }
+// asksEdits is Claude Code's default mode (manual is its other name),
+// which asks before every file edit (acceptEdits and auto accept the
+// edits inside the workspace).
+func (s session) asksEdits() bool {
+	return strings.EqualFold(s.name, "default") || strings.EqualFold(s.name, "manual")
+}
 
 // sufficient reports whether the session allows, by its mode alone, a
 // request that requires m.
@@ -434,7 +437,7 @@ func (s session) escalation(m Mode, edit bool) (Verdict, string) {
 	case s.tier == WorkspaceWrite && m == DangerFullAccess:
 		return VerdictAsk, fmt.Sprintf("it needs %s; the %s mode asks for anything beyond the workspace", m, s.name)
 	case s.tier == WorkspaceWrite && edit:
-		return VerdictAsk, "the default mode asks before a file edit (acceptEdits allows edits inside the workspace)"
+		return VerdictAsk, "the " + s.name + " mode asks before a file edit (acceptEdits allows edits inside the workspace)"
 	}
 	return VerdictDeny, fmt.Sprintf("it needs %s; the %s mode is read-only", m, s.name)
 }

@@ -272,8 +272,9 @@ func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
 // AnswerClaude decides a PreToolUse call under p and writes the answer;
 // nil for a tool cordon does not judge (Claude Code's own rules decide
 // those). cwd is used when the input names none. The session's mode is
-// mode when set, else the input's permission_mode (a mode cordon does not
-// know counts as unset), else the policy's. A Bash command that runs
+// mode when set, else the input's permission_mode, else the policy's (a
+// permission_mode cordon does not know counts as unset, but never gives
+// more than Claude Code's default mode). A Bash command that runs
 // sandboxed is rewritten to run under rc, with --mode added when the
 // session's mode is not the policy's: the sandbox follows the mode (plan
 // makes the workspace read-only).
@@ -286,7 +287,13 @@ func (p *Policy) AnswerClaude(ctx context.Context, in *ClaudeHookInput, cwd, mod
 		return nil, err
 	}
 	if _, err := ParseMode(req.Mode); err != nil {
+		// A mode cordon does not know is not bypassPermissions: the
+		// settings' mode, but never more than Claude Code's default.
+		unknown := req.Mode != ""
 		req.Mode = ""
+		if unknown && (p.Mode == Allow || p.Mode == DangerFullAccess) {
+			req.Mode = "default"
+		}
 	}
 	if mode != "" {
 		req.Mode = mode

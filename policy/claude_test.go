@@ -356,3 +356,58 @@ func FuzzParseClaudeHook(f *testing.F) {
 		}
 	})
 }
+
+// TestAnswerClaudeSessionMode: the hook decides under the session's mode
+// as Claude Code reports it in permission_mode, whatever the settings'
+// mode: auto accepts the edits in the workspace and asks beyond it, as
+// acceptEdits; manual is default; a mode cordon does not know falls back
+// on the settings' mode, but never on more than Claude Code's default.
+func TestAnswerClaudeSessionMode(t *testing.T) {
+	f := newFixture(t)
+	pols := map[string]*Policy{}
+	for _, m := range []string{"bypassPermissions", "plan", "default", "auto"} {
+		// outside the workspace, which is not trusted to widen the mode
+		file := filepath.Join(f.root, m+".json")
+		must(t, os.WriteFile(file, []byte(`{"permissions": {"defaultMode": "`+m+`"}}`), 0o644))
+		p, err := Load(LoadOptions{Workspace: f.ws, Cwd: f.ws, Home: f.home, Settings: []string{file}, NoDiscovery: true, ManagedFiles: []string{}})
+		must(t, err)
+		pols[m] = p
+	}
+	edit := `"tool_name":"Edit","tool_input":{"file_path":"$WS/src/main.go","old_string":"main","new_string":"x"}`
+	outside := `"tool_name":"Write","tool_input":{"file_path":"$HOME/other/x.txt","content":"x"}`
+	fetch := `"tool_name":"WebFetch","tool_input":{"url":"https://example.com/","prompt":"x"}`
+	for _, tc := range []struct {
+		settings, session, call string
+		want                    Verdict
+	}{
+		{"bypassPermissions", "bypassPermissions", fetch, VerdictAllow},
+		{"bypassPermissions", "", fetch, VerdictAllow},
+		{"bypassPermissions", "auto", fetch, VerdictAsk},
+		{"bypassPermissions", "auto", outside, VerdictAsk},
+		{"bypassPermissions", "auto", edit, VerdictAllow},
+		{"bypassPermissions", "default", fetch, VerdictAsk},
+		{"bypassPermissions", "manual", edit, VerdictAsk},
+		{"bypassPermissions", "sideways", fetch, VerdictAsk},
+		{"bypassPermissions", "sideways", edit, VerdictAsk},
+		{"plan", "sideways", edit, VerdictDeny},
+		{"plan", "auto", edit, VerdictAllow},
+		{"default", "auto", edit, VerdictAllow},
+		{"default", "manual", edit, VerdictAsk},
+		{"default", "sideways", edit, VerdictAsk},
+		{"auto", "", edit, VerdictAllow},
+		{"auto", "", outside, VerdictAsk},
+		{"auto", "plan", edit, VerdictDeny},
+	} {
+		t.Run(tc.settings+"/"+tc.session+"/"+tc.call[13:17], func(t *testing.T) {
+			raw := `{"hook_event_name":"PreToolUse","cwd":"$WS","permission_mode":"` + tc.session + `",` + tc.call + `}`
+			raw = strings.NewReplacer("$WS", f.ws, "$HOME", f.home).Replace(raw)
+			in, err := ParseClaudeHook([]byte(raw))
+			must(t, err)
+			out, err := pols[tc.settings].AnswerClaude(context.Background(), in, "/", "", RunCommand{Cordon: hookCordon})
+			must(t, err)
+			if got := out.HookSpecificOutput.PermissionDecision; got != tc.want {
+				t.Errorf("%s, want %s (%s)", got, tc.want, out.HookSpecificOutput.PermissionDecisionReason)
+			}
+		})
+	}
+}

@@ -194,7 +194,7 @@ func restrictiveness(name string) int {
 		switch strings.ToLower(name) {
 		case "dontask":
 			r -= 2
-		case "default":
+		case "default", "manual":
 			r--
 		}
 	}

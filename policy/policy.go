@@ -45,13 +45,13 @@ func (m Mode) String() string {
 }
 
 // ParseMode reads a mode name: cordon's own (read-only, workspace-write,
-// danger-full-access, prompt, allow) or Claude Code's (plan, default,
-// acceptEdits, bypassPermissions, dontAsk).
+// danger-full-access, prompt, allow) or Claude Code's (plan, default and
+// its alias manual, acceptEdits, auto, bypassPermissions, dontAsk).
 func ParseMode(s string) (Mode, error) {
 	switch strings.ToLower(s) {
 	case "read-only", "readonly", "plan":
 		return ReadOnly, nil
-	case "workspace-write", "workspacewrite", "default", "acceptedits", "dontask":
+	case "workspace-write", "workspacewrite", "default", "manual", "acceptedits", "auto", "dontask":
 		return WorkspaceWrite, nil
 	case "danger-full-access", "dangerfullaccess":
 		return DangerFullAccess, nil
@@ -60,7 +60,7 @@ func ParseMode(s string) (Mode, error) {
 	case "allow", "bypasspermissions":
 		return Allow, nil
 	}
-	return 0, fmt.Errorf("unknown mode %q (want read-only, workspace-write, danger-full-access, prompt or allow)", s)
+	return 0, fmt.Errorf("unknown mode %q (want read-only, workspace-write, danger-full-access, prompt or allow, or Claude Code's plan, default, acceptEdits, auto, dontAsk or bypassPermissions)", s)
 }
 
 // Policy is the validated, merged sandbox policy for one workspace. Paths are

@@ -19,6 +19,10 @@ const (
 	VerdictAllow Verdict = "allow"
 	VerdictAsk   Verdict = "ask"
 	VerdictDeny  Verdict = "deny"
+	// VerdictDefer is for a tool cordon does not judge (Task, WebSearch,
+	// an MCP tool, ...) that none of its rules decides: Claude Code's own
+	// rules and mode decide it (cordon hook claude gives no answer).
+	VerdictDefer Verdict = "defer"
 )
 
 // Request is one tool call an agent wants to make.
@@ -326,6 +330,13 @@ func (p *Policy) decide(ctx context.Context, req Request, ses session, a *analys
 	case a.allow != nil:
 		done(VerdictAllow, "allow rules", "allowed by "+a.allow.String())
 		return
+	case a.kind == kindOther:
+		// cordon cannot tell what the tool does: what no rule of its
+		// own decides is Claude Code's to decide, by its rules and mode.
+		trace = append(trace, Step{"allow rules", "no allow rule covers it"})
+		d.Verdict, d.Reason = VerdictDefer, "no rule of cordon's decides "+req.Tool+": Claude Code's own rules and mode decide it"
+		d.Trace = append(trace, Step{"final", string(d.Verdict) + ": " + d.Reason})
+		return
 	case a.allowBlocked != "":
 		trace = append(trace, Step{"allow rules", a.allowBlocked})
 	case a.notCovered != "":
@@ -479,32 +490,101 @@ func toolRules(rules []Rule, tool string) []Rule {
 }
 
 // analyseOther judges a tool cordon knows nothing of by its rules alone.
+// A rule with a specifier is judged where cordon can read it (otherSpec);
+// a deny or ask rule it cannot judge may apply, so it asks.
 func (p *Policy) analyseOther(req Request, a *analysis) {
 	a.need(req.Tool, DangerFullAccess, "cordon cannot tell what "+req.Tool+" does; only rules decide it")
-	first := func(rules []Rule, specified bool) *Rule {
+	// first returns the first rule that matches the call, else the first
+	// one cordon cannot judge (unsure).
+	first := func(rules []Rule, params bool) (match, unsure *Rule) {
 		for _, r := range rules {
-			if r.HasSpecifier == specified {
-				return &r
+			if !r.HasSpecifier {
+				return &r, nil
+			}
+			m, known := otherSpec(r, req.Tool, req.Input, params)
+			switch {
+			case m:
+				return &r, nil
+			case !known && unsure == nil:
+				unsure = &r
 			}
 		}
-		return nil
+		return nil, unsure
 	}
 	deny, ask := toolRules(p.Permissions.Deny, req.Tool), toolRules(p.Permissions.Ask, req.Tool)
-	if r := first(deny, false); r != nil {
+	if r, u := first(deny, true); r != nil {
 		a.deny = &hit{rule: r.String()}
-	} else if r := first(deny, true); r != nil {
-		// cordon cannot read the specifier: it may apply.
-		a.ask = &hit{rule: r.String(), detail: "a deny rule cordon cannot judge; it may apply"}
+	} else if u != nil {
+		a.ask = &hit{rule: u.String(), detail: "a deny rule cordon cannot judge; it may apply"}
 	}
-	if r := first(ask, false); r != nil && a.ask == nil {
+	if r, u := first(ask, true); a.ask == nil && r != nil {
 		a.ask = &hit{rule: r.String()}
-	} else if r := first(ask, true); r != nil && a.ask == nil {
-		a.ask = &hit{rule: r.String(), detail: "an ask rule cordon cannot judge; it may apply"}
+	} else if a.ask == nil && u != nil {
+		a.ask = &hit{rule: u.String(), detail: "an ask rule cordon cannot judge; it may apply"}
 	}
-	if r := first(toolRules(p.Permissions.Allow, req.Tool), false); r != nil {
+	// Claude Code's parameter rules are for deny and ask only.
+	if r, _ := first(toolRules(p.Permissions.Allow, req.Tool), false); r != nil {
 		a.allow = &hit{rule: r.String()}
 	}
 	a.step("request", "%s: only its rules decide it", req.Tool)
+}
+
+// otherSpec reports whether a rule's specifier matches a call of a tool
+// cordon does not judge, and whether cordon can tell at all: Claude Code's
+// parameter rules, Tool(param:value) (with params), match a top-level
+// scalar member of the tool's input, written as sent, * any text;
+// Agent(TYPE) (and Task(TYPE)) the subagent_type. Without the call's
+// input nothing can be told.
+func otherSpec(r Rule, tool string, input json.RawMessage, params bool) (match, known bool) {
+	var in map[string]json.RawMessage
+	if len(input) == 0 || json.Unmarshal(input, &in) != nil {
+		return false, false
+	}
+	scalar := func(key string) (string, bool) {
+		v, ok := in[key]
+		if !ok {
+			return "", false
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s, true
+		}
+		var x any
+		switch json.Unmarshal(v, &x); x.(type) {
+		case float64, bool:
+			return string(bytes.TrimSpace(v)), true
+		}
+		return "", false
+	}
+	if key, val, ok := strings.Cut(r.Specifier, ":"); ok && params {
+		got, ok := scalar(strings.TrimSpace(key))
+		return ok && matchStar(strings.TrimSpace(val), got), true
+	}
+	if tool == "Agent" || tool == "Task" {
+		got, ok := scalar("subagent_type")
+		return ok && got == r.Specifier, true
+	}
+	return false, false
+}
+
+// matchStar matches s against a pattern whose * stands for any text.
+func matchStar(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, part := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, part)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(part):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
 // levelMode maps the classifier's levels onto the modes.

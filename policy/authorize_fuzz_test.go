@@ -152,8 +152,9 @@ func FuzzAuthorizeDenied(f *testing.F) {
 	})
 }
 
-// FuzzAuthorize: no request panics, every decision is allow, ask or deny,
-// and its trace ends with it.
+// FuzzAuthorize: no request panics, every decision is allow, ask or deny
+// (or defer, for a tool cordon does not judge), and its trace ends with
+// it.
 func FuzzAuthorize(f *testing.F) {
 	for _, s := range []string{"ls -la", "rm -rf ~", "curl x | sh", "README.md", "../../etc/passwd", "~/.ssh/id_rsa",
 		"https://example.com/x", "http://[::1]:8080/", "file:///etc/passwd", "\x00", "$(", "docker ps"} {
@@ -189,8 +190,10 @@ func FuzzAuthorize(f *testing.F) {
 			}
 			return
 		}
-		switch d.Verdict {
-		case VerdictAllow, VerdictAsk, VerdictDeny:
+		switch {
+		case d.Verdict == VerdictAllow, d.Verdict == VerdictAsk, d.Verdict == VerdictDeny:
+		case d.Verdict == VerdictDefer && kindOf(req.Tool) == kindOther:
+			// a tool cordon does not judge, that no rule decides
 		default:
 			t.Fatalf("verdict %q", d.Verdict)
 		}

@@ -3,6 +3,7 @@ package policy
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -187,6 +188,10 @@ func TestDecisionTable(t *testing.T) {
 			req.Path = tc.input
 		case kindWeb:
 			req.URL = tc.input
+		default:
+			if tc.input != "" {
+				req.Input = json.RawMessage(tc.input)
+			}
 		}
 		d, err := p.Authorize(context.Background(), req)
 		if err != nil {

@@ -194,7 +194,8 @@ func (in *ClaudeHookInput) member(key string) (json.RawMessage, bool) {
 }
 
 // Known reports whether cordon judges the tool (Bash, the file tools,
-// WebFetch); the hook leaves other tools to Claude Code.
+// WebFetch); other tools are decided by cordon's rules for them alone, or
+// left to Claude Code.
 func (in *ClaudeHookInput) Known() bool { return kindOf(in.ToolName) != kindOther }
 
 // Request turns the hook input into a Request under the session's mode
@@ -270,8 +271,8 @@ func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
 }
 
 // AnswerClaude decides a PreToolUse call under p and writes the answer;
-// nil for a tool cordon does not judge (Claude Code's own rules decide
-// those). cwd is used when the input names none. The session's mode is
+// nil for a tool cordon does not judge that none of its rules decides
+// (Claude Code's own rules decide those). cwd is used when the input names none. The session's mode is
 // mode when set, else the input's permission_mode, else the policy's (a
 // permission_mode cordon does not know counts as unset, but never gives
 // more than Claude Code's default mode). A Bash command that runs
@@ -279,8 +280,8 @@ func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
 // session's mode is not the policy's: the sandbox follows the mode (plan
 // makes the workspace read-only).
 func (p *Policy) AnswerClaude(ctx context.Context, in *ClaudeHookInput, cwd, mode string, rc RunCommand) (*ClaudeHookOutput, error) {
-	if !in.Known() {
-		return nil, nil
+	if !in.Known() && !validToolName(in.ToolName) {
+		return nil, nil // no rule can name it: Claude Code's own rules decide
 	}
 	req, err := in.Request(cwd)
 	if err != nil {
@@ -301,6 +302,9 @@ func (p *Policy) AnswerClaude(ctx context.Context, in *ClaudeHookInput, cwd, mod
 	d, err := p.Authorize(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if d.Verdict == VerdictDefer {
+		return nil, nil
 	}
 	if d.ModeName != p.ModeName {
 		rc.Flags = append(append([]string(nil), rc.Flags...), "--mode", d.ModeName)

@@ -20,12 +20,14 @@ func checkCommand() *cli.Command {
 		Description: "Decides, without running anything, whether an agent's tool call may be attempted " +
 			"(allow, ask or deny), what it requires, whether it would run sandboxed, and why, step by step. " +
 			"For Bash (the default) the input is one command line (several arguments are joined with spaces); " +
-			"for Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep and LS a path; for WebFetch a URL. " +
+			"for Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep and LS a path; for WebFetch a URL; " +
+			"for any other tool nothing or its tool_input as a JSON object (a tool no rule decides is \"defer\": " +
+			"Claude Code's own rules decide it). " +
 			"--summary prints instead the restrictions text for an agent's system prompt. " +
 			"Exit status: 0 when a decision (or the summary) is printed, whatever it is; 125 for bad input " +
 			"(no input, bad flags or settings). See docs/claude-code.md.",
 		Flags: append(policyFlags(),
-			&cli.StringFlag{Name: "tool", Value: "Bash", Usage: "the tool: Bash, Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep, LS, WebFetch, or any other (rules only)"},
+			&cli.StringFlag{Name: "tool", Value: "Bash", Usage: "the tool: Bash, Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep, LS, WebFetch, or any other (its rules only)"},
 			&cli.BoolFlag{Name: "dangerously-disable-sandbox", Usage: "the Bash call asks to run outside the sandbox"},
 			&cli.BoolFlag{Name: "summary", Usage: "print what the sandbox allows, for an agent's system prompt, instead of a decision"},
 		),
@@ -83,8 +85,17 @@ func checkRequest(cmd *cli.Command) (policy.Request, error) {
 	case "WebFetch":
 		req.URL, err = one("url")
 	default:
-		if len(args) > 0 {
-			return req, fmt.Errorf("%s takes no input: cordon judges it by its rules alone", req.Tool)
+		// The tool's input, as Claude Code sends it, for the rules that
+		// name its parameters (Agent(model:opus)).
+		switch {
+		case len(args) > 1:
+			return req, fmt.Errorf("%s takes at most one input, its tool_input as a JSON object", req.Tool)
+		case len(args) == 1:
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(args[0]), &obj); err != nil || obj == nil {
+				return req, fmt.Errorf("%s: the input must be its tool_input, a JSON object", req.Tool)
+			}
+			req.Input = json.RawMessage(args[0])
 		}
 	}
 	if req.DisableSandbox && req.Tool != "Bash" {

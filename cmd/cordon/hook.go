@@ -73,9 +73,6 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if !in.Known() {
-		return nil // Claude Code's own rules decide the tools cordon does not judge.
-	}
 	cwd := in.Cwd
 	if cwd == "" {
 		if cwd, err = os.Getwd(); err != nil {

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,5 +56,100 @@ func TestExitStatusCheckHook(t *testing.T) {
 				t.Errorf("stderr has %d lines, want one", n+1)
 			}
 		})
+	}
+}
+
+// TestCheckHookAgree: cordon check and cordon hook claude give the same
+// decision for the same call, in every mode Claude Code reports; a tool
+// that no rule of cordon's decides is "defer" for check, and gets no
+// answer from the hook.
+func TestCheckHookAgree(t *testing.T) {
+	root := t.TempDir()
+	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+	for _, d := range []string{home, filepath.Join(ws, "src")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range map[string]string{"ws/.env": "SECRET=1\n", "ws/src/a.go": "package a\n", "home/notes.txt": "x\n"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settings := filepath.Join(root, "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"permissions": {
+		"allow": ["Bash(npm test:*)", "TodoWrite"],
+		"deny": ["Bash(curl:*)", "Read(./.env)", "WebSearch", "Agent(model:opus)"],
+		"ask": ["Bash(git push:*)", "mcp__github"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(ws)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	calls := []struct {
+		tool, input string         // cordon check's
+		toolInput   map[string]any // the hook's
+	}{
+		{"Bash", "ls -la", map[string]any{"command": "ls -la"}},
+		{"Bash", "npm test", map[string]any{"command": "npm test"}},
+		{"Bash", "make", map[string]any{"command": "make"}},
+		{"Bash", "sudo curl x", map[string]any{"command": "sudo curl x"}},
+		{"Bash", "git push", map[string]any{"command": "git push"}},
+		{"Bash", "rm -rf ~", map[string]any{"command": "rm -rf ~"}},
+		{"Read", ".env", map[string]any{"file_path": ws + "/.env"}},
+		{"Read", "~/notes.txt", map[string]any{"file_path": "~/notes.txt"}},
+		{"Edit", "src/a.go", map[string]any{"file_path": ws + "/src/a.go", "old_string": "a", "new_string": "b"}},
+		{"Write", home + "/x.txt", map[string]any{"file_path": home + "/x.txt", "content": "x"}},
+		{"Grep", "src", map[string]any{"pattern": "x", "path": "src"}},
+		{"WebFetch", "https://example.com/", map[string]any{"url": "https://example.com/", "prompt": "x"}},
+		{"WebSearch", "", map[string]any{"query": "x"}},
+		{"Agent", `{"subagent_type":"general-purpose","model":"opus","prompt":"x"}`, map[string]any{"subagent_type": "general-purpose", "model": "opus", "prompt": "x"}},
+		{"Agent", `{"subagent_type":"general-purpose","prompt":"x"}`, map[string]any{"subagent_type": "general-purpose", "prompt": "x"}},
+		{"Task", "", map[string]any{"description": "x", "prompt": "y"}},
+		{"TodoWrite", "", map[string]any{"todos": []any{}}},
+		{"mcp__github__create_issue", "", map[string]any{"title": "t"}},
+		{"mcp__other__x", "", map[string]any{}},
+	}
+	for _, mode := range []string{"default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"} {
+		for _, c := range calls {
+			t.Run(mode+"/"+c.tool+"/"+c.input, func(t *testing.T) {
+				args := []string{"cordon", "check", "--settings", settings, "--mode", mode, "--tool", c.tool}
+				if c.input != "" {
+					args = append(args, "--", c.input)
+				}
+				var out, errOut bytes.Buffer
+				stdout, stderr, stdin = &out, &errOut, strings.NewReader("")
+				if code := run(context.Background(), args); code != 0 {
+					t.Fatalf("check: exit %d: %s", code, errOut.String())
+				}
+				var d struct{ Decision string }
+				if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+					t.Fatal(err)
+				}
+				payload, _ := json.Marshal(map[string]any{
+					"session_id": "s", "transcript_path": home + "/t.jsonl", "cwd": ws, "permission_mode": mode,
+					"hook_event_name": "PreToolUse", "tool_name": c.tool, "tool_input": c.toolInput, "tool_use_id": "toolu_1",
+				})
+				out.Reset()
+				stdin = bytes.NewReader(payload)
+				if code := run(context.Background(), []string{"cordon", "hook", "claude", "--settings", settings}); code != 0 {
+					t.Fatalf("hook: exit %d: %s", code, errOut.String())
+				}
+				hook := "defer"
+				if out.Len() > 0 {
+					var a struct {
+						HookSpecificOutput struct{ PermissionDecision string } `json:"hookSpecificOutput"`
+					}
+					if err := json.Unmarshal(out.Bytes(), &a); err != nil {
+						t.Fatal(err)
+					}
+					hook = a.HookSpecificOutput.PermissionDecision
+				}
+				if hook != d.Decision {
+					t.Errorf("check says %s, the hook %s", d.Decision, hook)
+				}
+			})
+		}
 	}
 }

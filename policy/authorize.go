@@ -419,10 +419,11 @@ func (p *Policy) session(name string) (session, string, error) {
 func (s session) dontAsk() bool { return strings.EqualFold(s.name, "dontAsk") }
 
 // asksEdits is Claude Code's default mode (manual is its other name),
-// which asks before every file edit (acceptEdits and auto accept the
-// edits inside the workspace).
+// which asks before every file edit, and its dontAsk mode, which denies
+// what default would ask (acceptEdits and auto accept the edits inside
+// the workspace).
 func (s session) asksEdits() bool {
-	return strings.EqualFold(s.name, "default") || strings.EqualFold(s.name, "manual")
+	return strings.EqualFold(s.name, "default") || strings.EqualFold(s.name, "manual") || s.dontAsk()
 }
 
 // sufficient reports whether the session allows, by its mode alone, a
@@ -447,6 +448,8 @@ func (s session) escalation(m Mode, edit bool) (Verdict, string) {
 		return VerdictAsk, fmt.Sprintf("it needs %s; the %s mode asks for anything beyond reading", m, s.name)
 	case s.tier == WorkspaceWrite && m == DangerFullAccess:
 		return VerdictAsk, fmt.Sprintf("it needs %s; the %s mode asks for anything beyond the workspace", m, s.name)
+	case s.tier == WorkspaceWrite && edit && s.dontAsk():
+		return VerdictAsk, "a file edit needs approval, as in the default mode (acceptEdits allows edits inside the workspace)"
 	case s.tier == WorkspaceWrite && edit:
 		return VerdictAsk, "the " + s.name + " mode asks before a file edit (acceptEdits allows edits inside the workspace)"
 	}

@@ -480,12 +480,12 @@ func (p *Policy) analyse(req Request) (*analysis, error) {
 	return a, nil
 }
 
-// toolRules are the rules of a list that name the tool (a bare mcp__server
-// rule names every tool of that server).
+// toolRules are the rules of a list that name the tool (Rule.Names: a
+// bare mcp__server rule names every tool of that server, `*` every tool).
 func toolRules(rules []Rule, tool string) []Rule {
 	var out []Rule
 	for _, r := range rules {
-		if r.Tool == tool || strings.HasPrefix(r.Tool, "mcp__") && strings.Count(r.Tool, "__") == 1 && strings.HasPrefix(tool, r.Tool+"__") {
+		if r.Names(tool) {
 			out = append(out, r)
 		}
 	}

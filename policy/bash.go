@@ -158,7 +158,7 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	// deny rules: any command they match, wrapped, nested or substituted
 	deny := toolRules(p.Permissions.Deny, "Bash")
 	for _, r := range deny {
-		pat, err := shell.ParsePattern(r.String())
+		pat, err := shell.ParsePattern(r.bashSpec())
 		if err != nil {
 			// A deny rule that cannot be read must not fail open.
 			a.deny = &hit{rule: r.String(), detail: "cannot be read (" + err.Error() + "); every command is denied until it is fixed"}
@@ -180,7 +180,7 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 
 	// ask rules, the same way
 	for _, r := range askRules {
-		pat, err := shell.ParsePattern(r.String())
+		pat, err := shell.ParsePattern(r.bashSpec())
 		if err != nil {
 			a.ask = &hit{rule: r.String(), detail: "cannot be read (" + err.Error() + "); every command is asked until it is fixed"}
 			break
@@ -195,7 +195,7 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	var ps shell.Patterns
 	var names []string
 	for _, r := range toolRules(p.Permissions.Allow, "Bash") {
-		if pat, err := shell.ParsePattern(r.String()); err == nil {
+		if pat, err := shell.ParsePattern(r.bashSpec()); err == nil {
 			ps = append(ps, pat)
 			names = append(names, r.String())
 		}

@@ -263,7 +263,7 @@ func containsString(xs []string, s string) bool {
 // names every path. With all set, every path must be named.
 func fileRules(rules []Rule, kind toolKind, all bool, paths ...string) *Rule {
 	for _, r := range rules {
-		if kindOf(r.Tool) != kind {
+		if !r.namesKind(kind) {
 			continue
 		}
 		if !r.HasSpecifier {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -472,5 +473,81 @@ func TestRuleNamedTwice(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"/home/u/secrets/**", "/secrets/**"}, paths); diff != "" {
 		t.Errorf("deny rule paths (-want +got):\n%s", diff)
+	}
+}
+
+// TestClaudeRuleForms: the rule forms Claude Code documents load (a
+// file of them made every run exit 125: "mcp__github__*" is not a tool
+// name), rules Claude Code skips are ignored in an allow list and listed
+// so, and tool-name patterns decide the tools they name.
+func TestClaudeRuleForms(t *testing.T) {
+	settings := `{"permissions": {
+		"allow": ["mcp__github__*", "mcp__*", "*", "bash(ls)", "Write(/docs/**)", "WebFetch(domain:*)", "WebFetch(https://x.example)", "mcp__s__t(x)", "Bash(ls", ""],
+		"deny": ["B*", "WebFetch(domain:*)", "WebFetch(domain:example.*)"],
+		"ask": ["Agent(Explore)", "mcp__slack"]
+	}, "sandbox": {"network": {"allowedDomains": ["github.com"]}}}`
+	fsys := fstest.MapFS{"home/u/.claude/settings.json": {Data: []byte(settings)}}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var allow []string
+	for _, r := range p.Permissions.Allow {
+		allow = append(allow, r.String())
+	}
+	if diff := cmp.Diff([]string{"mcp__github__*", "WebFetch(domain:*)"}, allow); diff != "" {
+		t.Errorf("allow rules (-want +got):\n%s", diff)
+	}
+	var ignored []string
+	for _, ig := range p.Report.Ignored {
+		ignored = append(ignored, ig.Key+" "+ig.Value)
+	}
+	want := []string{
+		"permissions.allow mcp__*", "permissions.allow *", "permissions.allow bash(ls)", "permissions.allow Write(/docs/**)",
+		"permissions.allow WebFetch(https://x.example)", "permissions.allow mcp__s__t(x)", "permissions.allow Bash(ls", "permissions.allow ",
+		"permissions.allow WebFetch(domain:*)", "sandbox.network.allowedDomains github.com",
+	}
+	if diff := cmp.Diff(want, ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+	if len(p.Filesystem.AllowWrite) != 0 || len(p.Network.AllowedDomains) != 0 {
+		t.Errorf("allowWrite %v, allowedDomains %v: want none (Write rules are never consulted; WebFetch(domain:*) denies every host)", p.Filesystem.AllowWrite, p.Network.AllowedDomains)
+	}
+	for _, tc := range []struct {
+		req  Request
+		want Verdict
+	}{
+		{Request{Tool: "Bash", Command: "ls", Cwd: "/ws"}, VerdictDeny},
+		{Request{Tool: "mcp__github__get_issue", Cwd: "/ws"}, VerdictAllow},
+		{Request{Tool: "mcp__slack__post", Cwd: "/ws"}, VerdictAsk},
+		{Request{Tool: "WebFetch", URL: "https://docs.example.org/x", Cwd: "/ws"}, VerdictDeny},
+	} {
+		d, err := p.Authorize(context.Background(), tc.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict != tc.want {
+			t.Errorf("%s %s%s: %s (%s), want %s", tc.req.Tool, tc.req.Command, tc.req.URL, d.Verdict, d.Reason, tc.want)
+		}
+	}
+}
+
+// TestRuleEscapes: Claude Code's \( and \) in a specifier are its
+// parentheses: the deny rule written for python3 -c "print(1)" denied
+// nothing, read with its backslashes.
+func TestRuleEscapes(t *testing.T) {
+	fsys := fstest.MapFS{"home/u/.claude/settings.json": {Data: []byte(`{"permissions": {"deny": ["Bash(python3 -c \"print\\(1\\)\")"]}}`)}}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]Verdict{`python3 -c "print(1)"`: VerdictDeny, `python3 -c "print(2)"`: VerdictAllow} {
+		d, err := p.Authorize(context.Background(), Request{Tool: "Bash", Command: cmd, Cwd: "/ws", Mode: "bypassPermissions"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict != want {
+			t.Errorf("%s: %s (%s), want %s", cmd, d.Verdict, d.Reason, want)
+		}
 	}
 }

@@ -64,6 +64,9 @@ type merger struct {
 	rulePaths map[string]string
 }
 
+// denyAllDomainsKey holds the WebFetch(domain:*) deny rules.
+const denyAllDomainsKey = "permissions.deny WebFetch(domain:*)"
+
 const untrustedReason = "the workspace is not trusted (cordon trust): its settings may only tighten the sandbox"
 
 func (m *merger) ignored(key, value string, src Source, reason string) {
@@ -237,6 +240,7 @@ func (m *merger) apply(l *layer) {
 	list("sandbox.excludedCommands", l.excludedCommands)
 	list("sandbox.network.allowedDomains", l.allowedDomains)
 	list("sandbox.network.deniedDomains", l.deniedDomains)
+	list(denyAllDomainsKey, l.denyAllDomains)
 	list("sandbox.network.allowUnixSockets", l.unixSockets)
 	list("sandbox.filesystem.allowRead", l.allowRead)
 	list("sandbox.filesystem.denyRead", l.denyRead)
@@ -327,7 +331,7 @@ func (m *merger) apply(l *layer) {
 	}
 	for _, ig := range l.ignored {
 		key, reason, _ := strings.Cut(ig.V, ": ")
-		m.ignored(key, "", ig.Src, reason)
+		m.ignored(key, ig.Rule, ig.Src, reason)
 	}
 }
 
@@ -364,6 +368,20 @@ func (m *merger) finish(layers []*layer) {
 				m.ignored(key, e.V, e.Src, "cordon.allowManagedPermissionRulesOnly is set by the managed settings (from the rule "+e.Rule+")")
 				return true
 			})
+		}
+	}
+
+	if all := m.lists[denyAllDomainsKey]; len(all) > 0 {
+		// WebFetch(domain:*) in a deny list: Claude Code's sandbox then
+		// reaches no host.
+		reason := "the deny rule " + all[0].Rule + " (" + all[0].Src.String() + ") denies every host"
+		for _, e := range m.lists["sandbox.network.allowedDomains"] {
+			m.ignored("sandbox.network.allowedDomains", e.V, e.Src, reason)
+		}
+		m.lists["sandbox.network.allowedDomains"] = nil
+		if s := m.strs["cordon.askCommand"]; s != nil {
+			m.ignored("cordon.askCommand", s.V, s.Src, reason)
+			delete(m.strs, "cordon.askCommand")
 		}
 	}
 

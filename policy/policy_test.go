@@ -159,35 +159,116 @@ func FuzzExpandPath(f *testing.F) {
 
 func TestParseRule(t *testing.T) {
 	tests := []struct {
-		in   string
-		want string // the error's text, "" for none
+		in    string
+		want  string // the error's text, "" for none
+		str   string // the rule as cordon writes it back, when not in
+		inert bool   // Claude Code reads the rule and never applies it
 	}{
-		{"Bash", ""},
-		{"Bash(npm run test:*)", ""},
-		{"Bash(git diff*)", ""},
-		{"WebFetch(domain:example.com)", ""},
-		{"Read(~/.ssh/**)", ""},
-		{"Bash()", "empty ( )"},
-		{"Bash(ls", "missing the closing )"},
-		{"Ba sh(ls)", "is not a tool name"},
+		{in: "Bash"},
+		{in: "Bash(npm run test:*)"},
+		{in: "Bash(git diff*)"},
+		{in: "WebFetch(domain:example.com)"},
+		{in: "Read(~/.ssh/**)"},
+		{in: "Bash()", want: "empty ( )"},
+		{in: "Bash(ls", want: "missing the closing )"},
+		{in: "Bash(ls) x", want: "missing the closing )"},
+		{in: "Bash(ls))", want: "unbalanced ( )"},
+		{in: "Ba sh(ls)", want: "is not a tool name"},
 		// names are case-sensitive: a deny that would deny nothing
-		{"bash(rm:*)", "did you mean Bash?"},
-		{"READ(./.env)", "did you mean Read?"},
-		{"webfetch(domain:x.com)", "did you mean WebFetch?"},
-		{"mcp__srv__tool", ""},
-		{"Bashful", ""},
-		{"WebFetch(example.com)", "WebFetch takes domain:NAME"},
+		{in: "bash(rm:*)", want: "did you mean Bash?"},
+		{in: "READ(./.env)", want: "did you mean Read?"},
+		{in: "webfetch(domain:x.com)", want: "did you mean WebFetch?"},
+		{in: "mcp__srv__tool"},
+		{in: "Bashful"},
+		{in: "WebFetch(example.com)", want: "WebFetch takes domain:NAME"},
 		// a Bash rule cordon cannot read is refused when the settings load
-		{"Bash(curl | sh)", "bad Bash rule"},
-		{"Bash(echo 'open)", "bad Bash rule"},
+		{in: "Bash(curl | sh)", want: "bad Bash rule"},
+		{in: "Bash(echo 'open)", want: "bad Bash rule"},
+		// the forms Claude Code documents
+		{in: "mcp__github"},
+		{in: "mcp__github__*"},
+		{in: "mcp__github__get_*"},
+		{in: "*", inert: true},
+		{in: "mcp__*", inert: true},
+		{in: "B*", inert: true},
+		{in: "mcp__x__y(foo)", inert: true},
+		{in: "Bash(*)", str: "Bash"},
+		{in: "  Bash ( ls )  ", str: "Bash( ls )"},
+		{in: `Bash(python -c "print\(1\)")`},
+		{in: "WebFetch(domain:*)"},
+		{in: "WebFetch(domain:Example.*)", str: "WebFetch(domain:example.*)"},
+		{in: "WebFetch(domain:*.Example.com)", str: "WebFetch(domain:*.example.com)"},
+		{in: "Task(Explore)", str: "Agent(Explore)"},
+		{in: "Agent(my-agent)"},
+		{in: "Skill(deploy *)"},
+		{in: "WebSearch"},
+		{in: "NotebookEdit"},
+		{in: "Write(src/**)", inert: true},
+		{in: "MultiEdit(src/**)", inert: true},
+		{in: "NotebookEdit(src/**)", inert: true},
+		{in: "Glob(src/**)", inert: true},
+		{in: "Read(src/a*b)", inert: true},
+		{in: "Read(*.env)"},
+		{in: "Edit(src/*)"},
+		{in: "Bash(git:* push)", inert: true},
+		{in: "customTool", inert: true},
+		{in: "*(rm)", want: "tool-name pattern with a specifier"},
 	}
 	for _, tc := range tests {
-		_, err := ParseRule(tc.in)
+		r, err := ParseRule(tc.in)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("ParseRule(%q): %v", tc.in, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("ParseRule(%q) = %v, want an error with %q", tc.in, err, tc.want)
+		}
+		if err != nil {
+			continue
+		}
+		str := tc.str
+		if str == "" {
+			str = tc.in
+		}
+		if r.String() != str {
+			t.Errorf("ParseRule(%q).String() = %q, want %q", tc.in, r.String(), str)
+		}
+		if (r.Inert != "") != tc.inert {
+			t.Errorf("ParseRule(%q).Inert = %q, want inert %v", tc.in, r.Inert, tc.inert)
+		}
+		if again, err := ParseRule(r.String()); err != nil || again.Tool != r.Tool || again.Specifier != r.Specifier {
+			t.Errorf("ParseRule(%q) does not read %q back: %+v, %v", tc.in, r.String(), again, err)
+		}
+	}
+}
+
+func TestRuleNames(t *testing.T) {
+	tests := []struct {
+		rule, tool string
+		want       bool
+	}{
+		{"Bash", "Bash", true},
+		{"Bash", "Bashful", false},
+		{"*", "Bash", true},
+		{"*", "mcp__github__get_issue", true},
+		{"B*", "Bash", true},
+		{"B*", "Read", false},
+		{"mcp__*", "mcp__github__get_issue", true},
+		{"mcp__*", "Bash", false},
+		{"mcp__github", "mcp__github__get_issue", true},
+		{"mcp__github", "mcp__githubx__get_issue", false},
+		{"mcp__github__*", "mcp__github__get_issue", true},
+		{"mcp__github__*", "mcp__gitlab__get_issue", false},
+		{"mcp__github__get_*", "mcp__github__get_issue", true},
+		{"mcp__github__get_*", "mcp__github__create_issue", false},
+		{"mcp__github__get_issue", "mcp__github__get_issue", true},
+	}
+	for _, tc := range tests {
+		r, err := ParseRule(tc.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Names(tc.tool); got != tc.want {
+			t.Errorf("%s names %s: %v, want %v", tc.rule, tc.tool, got, tc.want)
 		}
 	}
 }

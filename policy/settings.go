@@ -108,6 +108,9 @@ type layer struct {
 	// ignored are keys known to another tool that cordon does not act
 	// on, with the reason (shown by cordon config).
 	ignored []entry
+	// denyAllDomains are the WebFetch(domain:*) deny rules: no host for
+	// sandboxed commands.
+	denyAllDomains []entry
 }
 
 // decoder reads one settings file's JSON tree into a layer.
@@ -664,17 +667,17 @@ func (d *decoder) permissions(n *node) error {
 		name := "permissions." + key
 		switch key {
 		case "allow":
-			l.permAllow, err = d.strings(v, name, d.rule)
+			l.permAllow, err = d.rules(v, name, true)
 			if err == nil {
 				err = d.ruleEffects(l.permAllow, true)
 			}
 		case "deny":
-			l.permDeny, err = d.strings(v, name, d.rule)
+			l.permDeny, err = d.rules(v, name, false)
 			if err == nil {
 				err = d.ruleEffects(l.permDeny, false)
 			}
 		case "ask":
-			l.permAsk, err = d.strings(v, name, d.rule)
+			l.permAsk, err = d.rules(v, name, false)
 			if err == nil {
 				err = d.rulePaths(l.permAsk)
 			}
@@ -698,13 +701,40 @@ func (d *decoder) permissions(n *node) error {
 	})
 }
 
-// rule validates a permission rule.
-func (d *decoder) rule(s string) (string, error) {
-	r, err := ParseRule(s)
-	if err != nil {
-		return "", err
+// rules reads a list of permission rules. In a deny or ask list a rule
+// cordon cannot read is an error: dropping it would drop a restriction
+// the user wrote. In an allow list it is ignored, and so is a rule Claude
+// Code reads but never applies (Rule.Inert), saying why: Claude Code
+// skips such rules when it loads the file, and allowing less than it
+// would is safe, where refusing the file would stop every run.
+func (d *decoder) rules(n *node, key string, allow bool) ([]entry, error) {
+	if n.kind != kindArray {
+		return nil, d.errAt(n.pos, "%s must be an array of strings, not %s", key, n.kind)
 	}
-	return r.String(), nil
+	var out []entry
+	for _, it := range n.items {
+		if it.kind != kindString {
+			if allow {
+				d.l.ignored = append(d.l.ignored, entry{V: key + ": not a string; Claude Code skips it", Src: d.src(it.pos)})
+				continue
+			}
+			return nil, d.errAt(it.pos, "%s must contain strings, not %s", key, it.kind)
+		}
+		r, err := ParseRule(it.text)
+		reason := r.Inert
+		if err != nil {
+			if !allow {
+				return nil, d.errAt(it.pos, "%s: %v", key, err)
+			}
+			reason = err.Error()
+		}
+		if allow && reason != "" {
+			d.l.ignored = append(d.l.ignored, entry{V: key + ": " + reason, Src: d.src(it.pos), Rule: it.text})
+			continue
+		}
+		out = append(out, entry{V: r.String(), Src: d.src(it.pos)})
+	}
+	return out, nil
 }
 
 // rulePaths records the path patterns of file tools' rules.
@@ -762,6 +792,21 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 		}
 		if r.Tool == "WebFetch" && r.HasSpecifier {
 			de := entry{strings.TrimPrefix(r.Specifier, "domain:"), e.Src, e.V}
+			switch {
+			case de.V == "*" && allow:
+				// Claude Code's sandbox then reaches every host; cordon's
+				// proxy takes names only: it allows less.
+				l.ignored = append(l.ignored, entry{V: "permissions.allow: cordon's sandbox cannot allow every host; name the domains in sandbox.network.allowedDomains (WebFetch itself is allowed)", Src: e.Src, Rule: e.V})
+				continue
+			case de.V == "*":
+				// every host, for sandboxed commands too
+				l.denyAllDomains = append(l.denyAllDomains, de)
+				continue
+			case strings.Contains(strings.TrimPrefix(de.V, "*."), "*"):
+				// a * within a label matches fetches and, as in Claude
+				// Code, does nothing to sandboxed commands
+				continue
+			}
 			if allow {
 				l.allowedDomains = append(l.allowedDomains, de)
 			} else {

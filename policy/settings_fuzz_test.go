@@ -15,6 +15,7 @@ func FuzzSettings(f *testing.F) {
 		string(defaultSettings),
 		`{"sandbox": {"filesystem": {"denyRead": ["~/.ssh", "/**/.env"]}}}`,
 		`{"permissions": {"allow": ["Bash(npm run test:*)", "Read(//etc/**)"], "deny": ["WebFetch(domain:x.com)"]}}`,
+		`{"permissions": {"allow": ["mcp__github__*", "*", "bash(ls)", "WebFetch(domain:*)"], "deny": ["mcp__*", "WebFetch(domain:*)", "Bash(a\\(b\\))"]}}`,
 		`{"network": {"allowedDomains": ["*.github.com:443"]}, "filesystem": {"denyRead": [{"path": "/a[b]", "literal": true}]}}`,
 		`{"cordon": {"limits": {"memory": "1.5G", "timeout": "90s"}, "env": {"set": {"A": "b"}}}}`,
 		`{"a": [1, 2.5e3, -0, true, null, "\u00e9\ud83d\ude00"]}`,
@@ -48,6 +49,28 @@ func FuzzSettings(f *testing.F) {
 					t.Fatalf("error is not a SettingsError: %v", err)
 				}
 			}
+		}
+	})
+}
+
+// FuzzParseRule: no rule panics, and a rule cordon reads is read back the
+// same from what it writes.
+func FuzzParseRule(f *testing.F) {
+	for _, s := range []string{
+		"Bash", "Bash(npm run test:*)", "Bash(*)", `Bash(python -c "print\(1\)")`, `Bash(a\\)`, "Read(~/.ssh/**)",
+		"mcp__github__*", "*", "mcp__*", "WebFetch(domain:*)", "WebFetch(domain:example.*)", "Task(Explore)",
+		"bash(ls)", "Bash(ls", "Bash()", "Write(src/**)", "  Bash ( ls )  ", `Read(a\(b)`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRule(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseRule(r.String())
+		if err != nil || again.Tool != r.Tool || again.Specifier != r.Specifier || again.HasSpecifier != r.HasSpecifier {
+			t.Fatalf("%q read as %+v, written %q, read back %+v (%v)", s, r, r.String(), again, err)
 		}
 	})
 }

@@ -12,7 +12,9 @@ import (
 // MatchDomain reports whether a network destination matches a domain
 // pattern as CheckDomainPattern normalises them: an exact name, or
 // "*.example.com" for its subdomains (never example.com itself), or an IP
-// address; a pattern with a port matches that port only. host is a name or
+// address; a pattern with a port matches that port only. The patterns of
+// WebFetch(domain:...) rules may also be "*" (every host) or have a "*"
+// within one label ("example.*" matches example.org, not example.evil.com). host is a name or
 // an IP address, in any case, with or without a trailing dot.
 //
 // (netproxy has the same rules for the proxy; policy may not import it.)
@@ -24,6 +26,24 @@ func MatchDomain(pattern, host string, port int) bool {
 	h, ok := normaliseHost(host)
 	if !ok {
 		return false
+	}
+	if pHost == "*" {
+		// WebFetch(domain:*): every host
+		return true
+	}
+	if strings.Contains(strings.TrimPrefix(pHost, "*."), "*") {
+		// WebFetch(domain:example.*): a * within one label matches text
+		// of that label only, never a dot
+		pl, hl := strings.Split(pHost, "."), strings.Split(h, ".")
+		if _, err := netip.ParseAddr(h); err == nil || len(pl) != len(hl) {
+			return false
+		}
+		for i := range pl {
+			if !wildcardMatch(pl[i], hl[i]) {
+				return false
+			}
+		}
+		return true
 	}
 	if rest, wild := strings.CutPrefix(pHost, "*."); wild {
 		if _, err := netip.ParseAddr(h); err == nil {

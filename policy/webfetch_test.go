@@ -26,6 +26,15 @@ func TestMatchDomain(t *testing.T) {
 		{"::1", "0:0::1", 80, true},
 		{"xn--bcher-kva.example", "bücher.example", 443, true},
 		{"github.com", "", 443, false},
+		// WebFetch(domain:...) rules' forms
+		{"*", "anything.example", 443, true},
+		{"example.*", "example.org", 443, true},
+		{"example.*", "EXAMPLE.org.", 443, true},
+		{"example.*", "example.evil.com", 443, false},
+		{"example.*", "example", 443, false},
+		{"api*.example.com", "api2.example.com", 443, true},
+		{"api*.example.com", "x.api2.example.com", 443, false},
+		{"example.*", "10.0.0.1", 443, false},
 	} {
 		if got := MatchDomain(tc.pattern, tc.host, tc.port); got != tc.want {
 			t.Errorf("MatchDomain(%q, %q, %d) = %v", tc.pattern, tc.host, tc.port, got)

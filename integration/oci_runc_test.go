@@ -547,3 +547,60 @@ func TestOCIExecTerminalHost(t *testing.T) {
 		t.Errorf("exec -t: the process said %q, want a terminal", out)
 	}
 }
+
+// TestOCIBundleSeccompKept: under the agent policy the bundle's own
+// seccomp profile still holds (the two are merged into the one filter
+// libcontainer installs): a bundle refusing mkdir with EACCES gets EACCES
+// where the agent profile alone lets mkdir reach the read-only root
+// (EROFS); and a bundle profile the merge cannot hold fails create.
+func TestOCIBundleSeccompKept(t *testing.T) {
+	requires(t, needOCI)
+	eacces := uint(13)
+	for _, tc := range []struct {
+		name    string
+		profile *specs.LinuxSeccomp
+		want    string // what mkdir says; "" when create must fail
+	}{
+		{"no bundle profile", nil, "Read-only file system"},
+		{"bundle refuses mkdir", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Syscalls: []specs.LinuxSyscall{
+			{Names: []string{"mkdir", "mkdirat"}, Action: specs.ActErrno, ErrnoRet: &eacces},
+		}}, "Permission denied"},
+		{"bundle refuses IPv6 sockets only", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Syscalls: []specs.LinuxSyscall{
+			{Names: []string{"socket"}, Action: specs.ActErrno, Args: []specs.LinuxSeccompArg{{Index: 0, Value: 10, Op: specs.OpEqualTo}}},
+		}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			id := ociID("bundle-seccomp-" + strings.ReplaceAll(tc.name, " ", "-"))
+			bundle := ociBundle(t, []string{"sh", "-c", "mkdir /made 2>&1; echo done"}, func(s *specs.Spec) {
+				s.Annotations = map[string]string{"dev.cordon.policy": "agent"}
+				s.Linux.Seccomp = tc.profile
+			})
+			r := ociRunc(t, bundle)
+			pio, err := runc.NewPipeIO(0, 0)
+			must(t, err)
+			defer pio.Close()
+			err = r.Create(ctx, id, bundle, &runc.CreateOpts{IO: pio, PidFile: filepath.Join(bundle, "pid")})
+			if tc.want == "" {
+				if err == nil {
+					r.Delete(ctx, id, &runc.DeleteOpts{Force: true})
+					t.Fatal("create succeeded; want it refused")
+				}
+				if log := lastLogError(t, r.Log); !strings.Contains(log, "seccomp") {
+					t.Errorf("create's error %q does not name seccomp", log)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("create: %v; log: %s", err, readFile(r.Log))
+			}
+			must(t, r.Start(ctx, id))
+			out := readUntil(t, pio.Stdout().(*os.File), "done")
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("mkdir in the container said %q, want %q", out, tc.want)
+			}
+			waitStatus(t, r, id, "stopped")
+			must(t, r.Delete(ctx, id, nil))
+		})
+	}
+}

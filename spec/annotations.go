@@ -459,9 +459,15 @@ func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) 
 			return nil, fmt.Errorf("agent seccomp profile: %w", err)
 		}
 		if old := s.Linux.Seccomp; old != nil {
-			a.Notes = append(a.Notes, "the bundle's seccomp profile was replaced by the agent profile")
+			// libcontainer installs one filter: the bundle's profile is
+			// merged into the agent's, so that a call runs only when
+			// both allow it.
+			if profile, err = seccomp.Intersect(profile, old); err != nil {
+				return nil, fmt.Errorf("%w: %s asks for the agent seccomp profile: %w", ErrInvalid, source, err)
+			}
+			a.Notes = append(a.Notes, "the bundle's seccomp profile was merged with the agent profile: a system call runs only when both allow it")
 			if old.ListenerPath != "" {
-				a.Notes = append(a.Notes, "the bundle's seccomp agent ("+old.ListenerPath+") was dropped with its profile")
+				a.Notes = append(a.Notes, "the bundle's seccomp agent ("+old.ListenerPath+") was dropped: what it was handed is refused")
 			}
 		}
 		if opts.Notify {

@@ -169,6 +169,58 @@ func TestTightenAgent(t *testing.T) {
 	}
 }
 
+// TestTightenBundleSeccomp: the bundle's own seccomp profile is kept under
+// the agent profile (libcontainer installs one filter, so the two are
+// merged), and a bundle profile the merge cannot hold fails create.
+func TestTightenBundleSeccomp(t *testing.T) {
+	eperm := uint(1)
+	for _, tc := range []struct {
+		name    string
+		bundle  *specs.LinuxSeccomp
+		refused []string // allowed by the agent profile, refused by the bundle's
+		wantErr bool
+	}{
+		{"allow by default, kill mkdir", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Syscalls: []specs.LinuxSyscall{
+			{Names: []string{"mkdir", "mkdirat"}, Action: specs.ActKillProcess},
+		}}, []string{"mkdir", "mkdirat"}, false},
+		{"refuse by default, allow a few", &specs.LinuxSeccomp{DefaultAction: specs.ActErrno, DefaultErrnoRet: &eperm, Syscalls: []specs.LinuxSyscall{
+			{Names: []string{"read", "write", "exit_group", "execve"}, Action: specs.ActAllow},
+		}}, []string{"getpid", "mkdirat", "openat"}, false},
+		{"IPv6 sockets refused", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Syscalls: []specs.LinuxSyscall{
+			{Names: []string{"socket"}, Action: specs.ActErrno, Args: []specs.LinuxSeccompArg{{Index: 0, Value: 10, Op: specs.OpEqualTo}}},
+		}}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := containerSpec()
+			s.Linux.Seccomp = tc.bundle
+			a, err := Tighten(s, ptr(ContainerPolicies["agent"]), "annotation:agent", ContainerOpts{
+				NetworkHook: []string{"/usr/local/bin/cordon", "oci-hook", "isolate-network"}, ListenerPath: "/run/cordon-oci/c/monitor.sock",
+			})
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("Tighten succeeded; want an error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range s.Linux.Seccomp.Syscalls {
+				if r.Action == specs.ActAllow {
+					for _, n := range tc.refused {
+						if slices.Contains(r.Names, n) {
+							t.Errorf("%s is allowed (%+v)", n, r)
+						}
+					}
+				}
+			}
+			if !slices.ContainsFunc(a.Notes, func(n string) bool { return strings.Contains(n, "merged") }) {
+				t.Errorf("notes %q do not say the profiles were merged", a.Notes)
+			}
+		})
+	}
+}
+
 func TestTightenHostNetworkAndHooks(t *testing.T) {
 	s := containerSpec()
 	s.Linux.Namespaces = s.Linux.Namespaces[:1]

@@ -1,0 +1,186 @@
+package seccomp
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func TestLeastMasked(t *testing.T) {
+	for _, tc := range []struct {
+		lo, mask, value uint64
+		want            uint64
+		ok              bool
+	}{
+		{0, 0xffffffff, 2, 2, true},
+		{2, 0xffffffff, 2, 2, true},
+		{3, 0xffffffff, 2, 1<<32 | 2, true},
+		{38, 0xffffffff, 2, 1<<32 | 2, true},
+		{0, 0, 0, 0, true},
+		{12345, 0, 0, 12345, true},
+		{5, 0b100, 0b100, 5, true},
+		{3, 0b100, 0, 3, true},
+		{4, 0b100, 0, 8, true},
+		{1, 0b1010, 0b1010, 0b1010, true},
+		{0, 0b10, 0b01, 0, false}, // value outside the mask: nothing matches
+		{math.MaxUint64, 0xffffffff, 2, 0, false},
+		{1 << 63, 1 << 63, 0, 0, false},
+	} {
+		got, ok := leastMasked(tc.lo, tc.mask, tc.value)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("leastMasked(%#x, %#x, %#x) = %#x, %v; want %#x, %v", tc.lo, tc.mask, tc.value, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestIntersect checks, with the compiled filters run in a BPF VM, that
+// the merged profile refuses a call exactly when the agent profile or
+// the bundle's refuses it, and that what one filter cannot hold is an
+// error.
+func TestIntersect(t *testing.T) {
+	native := platforms[runtime.GOARCH].arch
+	if native == "" {
+		t.Skipf("no agent profile for %s", runtime.GOARCH)
+	}
+	agent := mustProfile(t, Options{KernelVersion: "6.18.0"})
+	moby, err := loadMobyDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtimeDefault, err := resolve(moby, target{arch: runtime.GOARCH})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtimeDefault.Architectures = []specs.Arch{native}
+	errno := func(n uint) *uint { return &n }
+	// allowlist is the runtime default with edits.
+	allowlist := func(edit func(*specs.LinuxSeccomp)) *specs.LinuxSeccomp {
+		p := *runtimeDefault
+		p.Syscalls = nil
+		for _, r := range runtimeDefault.Syscalls {
+			r.Names = slices.Clone(r.Names)
+			p.Syscalls = append(p.Syscalls, r)
+		}
+		edit(&p)
+		return &p
+	}
+	drop := func(p *specs.LinuxSeccomp, names ...string) {
+		for _, n := range names {
+			p.Syscalls = without(p.Syscalls, n, func(specs.LinuxSyscall) bool { return true })
+		}
+	}
+	eq := func(i uint, v uint64) []specs.LinuxSeccompArg {
+		return []specs.LinuxSeccompArg{{Index: i, Value: v, Op: specs.OpEqualTo}}
+	}
+	blocklist := func(rules ...specs.LinuxSyscall) *specs.LinuxSeccomp {
+		return &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Syscalls: rules}
+	}
+
+	for _, tc := range []struct {
+		name    string
+		bundle  *specs.LinuxSeccomp
+		wantErr bool
+	}{
+		{"runtime default", runtimeDefault, false},
+		{"runtime default without mkdir", allowlist(func(p *specs.LinuxSeccomp) { drop(p, "mkdir", "mkdirat") }), false},
+		{"runtime default, personality 0 only", allowlist(func(p *specs.LinuxSeccomp) {
+			drop(p, "personality")
+			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"personality"}, Action: specs.ActAllow, Args: eq(0, 0)})
+		}), false},
+		{"runtime default, socket allowed outright", allowlist(func(p *specs.LinuxSeccomp) {
+			drop(p, "socket")
+			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActAllow})
+		}), false},
+		{"runtime default, getpid errno 38", allowlist(func(p *specs.LinuxSeccomp) {
+			drop(p, "getpid")
+			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"getpid"}, Action: specs.ActErrno, ErrnoRet: errno(38)})
+		}), false},
+		{"allow by default, kill chmod, refuse vsock", blocklist(
+			specs.LinuxSyscall{Names: []string{"chmod", "fchmodat"}, Action: specs.ActKillProcess},
+			specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActErrno, ErrnoRet: errno(97), Args: eq(0, 40)},
+		), false},
+		{"allow by default, a seccomp agent's mkdir", blocklist(
+			specs.LinuxSyscall{Names: []string{"mkdirat"}, Action: specs.ActNotify},
+		), false},
+		{"allow by default, refuse IPv6 sockets", blocklist(
+			specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActErrno, ErrnoRet: errno(97), Args: eq(0, 10)},
+		), true},
+		{"socket both allowed and refused by arguments", blocklist(
+			specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActAllow, Args: eq(0, 2)},
+			specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActErrno, Args: eq(0, 10)},
+		), true},
+		{"runtime default, personality 1 only", allowlist(func(p *specs.LinuxSeccomp) {
+			// neither inside the other: personality(1) is not the agent's
+			drop(p, "personality")
+			p.Syscalls = append(p.Syscalls,
+				specs.LinuxSyscall{Names: []string{"personality"}, Action: specs.ActAllow, Args: eq(0, 0)},
+				specs.LinuxSyscall{Names: []string{"personality"}, Action: specs.ActAllow, Args: eq(0, 1)})
+		}), true},
+		{"another architecture only", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Architectures: []specs.Arch{specs.ArchS390X}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			merged, err := Intersect(agent, tc.bundle)
+			if tc.wantErr {
+				if !errors.Is(err, ErrUnmergeable) {
+					t.Fatalf("Intersect: %v, want %v", err, ErrUnmergeable)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(merged); err != nil {
+				t.Fatalf("merged profile does not load: %v", err)
+			}
+			a, b, m := newFilterVM(t, agent), newFilterVM(t, tc.bundle), newFilterVM(t, merged)
+			abi := abis[native]
+			args := map[string][][]uint64{
+				"socket":      {{1}, {2}, {10}, {16}, {38}, {39}, {40}, {41}, {1<<32 | 2}, {1<<32 | 1}},
+				"socketpair":  {{1}, {2}},
+				"personality": {{0}, {1}, {8}, {0x20000}, {0xffffffff}},
+				"ioctl":       {{0, 0x5412}, {0, 0x5413}, {0, 1<<32 | 0x5412}},
+				"clone":       {{0}, {0x10000000}, {0x00020000}, {0x01200011}},
+			}
+			for _, name := range []string{"getpid", "read", "mkdir", "mkdirat", "chmod", "fchmodat", "socket", "socketpair",
+				"personality", "ioctl", "clone", "clone3", "ptrace", "mount", "unshare", "bpf", "io_uring_setup", "keyctl"} {
+				n, ok := nr(t, abi, name)
+				if !ok {
+					continue
+				}
+				list := args[name]
+				if list == nil {
+					list = [][]uint64{{0}}
+				}
+				for _, av := range list {
+					got, want := m.eval(abi, n, av...), stricter(a.eval(abi, n, av...), b.eval(abi, n, av...))
+					if got != want {
+						t.Errorf("%s%#x: merged %#x, want %#x (agent %#x, bundle %#x)", name, av, got, want, a.eval(abi, n, av...), b.eval(abi, n, av...))
+					}
+				}
+			}
+		})
+	}
+}
+
+// stricter is the verdict of two stacked filters: the action of higher
+// precedence (the least as a signed number), a refusal's errno with it.
+// A seccomp agent's or a tracer's refusal, which the merged profile cannot
+// keep, counts as EPERM.
+func stricter(a, b uint32) uint32 {
+	norm := func(v uint32) uint32 {
+		switch v & 0xffff0000 {
+		case 0x7fc00000, 0x7ff00000: // SECCOMP_RET_USER_NOTIF, SECCOMP_RET_TRACE
+			return 0x00050000 | 1
+		}
+		return v
+	}
+	a, b = norm(a), norm(b)
+	if int32(b&0xffff0000) < int32(a&0xffff0000) {
+		return b
+	}
+	return a
+}

@@ -180,6 +180,41 @@ func (p *Policy) unreadable(name string) string {
 	return ""
 }
 
+// hiddenBelow returns a denyRead entry that hides something strictly
+// below the directory dir, or "": a search of dir would reach it. The
+// entries a Read deny rule names are left out: Claude Code keeps what its
+// Read rules deny out of its searches itself.
+func (p *Policy) hiddenBelow(dir string) string {
+	byRule := func(d, top string) bool {
+		for _, r := range p.Permissions.Deny {
+			if kindOf(r.Tool) == kindRead && r.Path != "" && (r.Path == d || covers(r.Path, top)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, d := range p.Filesystem.DenyRead {
+		top := UnescapePattern(d)
+		if IsGlob(d) {
+			top = PatternBase(d)
+		}
+		if top == dir || !within(dir, top) && !within(dir, resolvedOrSelf(top)) || byRule(d, top) {
+			continue
+		}
+		reopened := false
+		for _, a := range p.Filesystem.AllowRead {
+			if covers(a, top) && patternWithin(a, d) {
+				reopened = true
+				break
+			}
+		}
+		if !reopened {
+			return UnescapePattern(d)
+		}
+	}
+	return ""
+}
+
 // readOnly returns why no command may write p whatever the mode: a
 // denyWrite entry, an always-protected path, a settings file.
 func (p *Policy) readOnly(name string, roots []string) string {
@@ -324,6 +359,10 @@ func (p *Policy) analyseFile(req Request, a *analysis) error {
 		}
 		if d := p.unreadable(x); d != "" {
 			a.deny = &hit{rule: "denyRead " + d, detail: x}
+		} else if d := p.hiddenBelow(x); d != "" && (req.Tool == "Grep" || req.Tool == "Glob") {
+			// the tool runs outside the sandbox: it would read what
+			// the sandbox hides
+			a.deny = &hit{rule: "denyRead " + d, detail: "inside " + x + ", which " + req.Tool + " would search (search a path that does not hold it)"}
 		} else if write {
 			if why := p.readOnly(x, p.roots()); why != "" {
 				a.deny = &hit{rule: why, detail: x}

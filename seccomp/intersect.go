@@ -30,7 +30,9 @@ var ErrUnmergeable = errors.New("cannot apply both seccomp profiles in one filte
 //     them when bundle's lie inside agent's (or agent allowed it
 //     outright); otherwise ErrUnmergeable, and nothing runs.
 //
-// Only architectures both admit are kept. bundle's flags, listener and
+// A call outside the arguments the kept rules allow gets agent's default
+// refusal, even where bundle's default would have killed. Only
+// architectures both admit are kept. bundle's flags, listener and
 // notify rules (a seccomp agent of the bundle's) are not kept: a call
 // bundle would have handed its agent is refused.
 func Intersect(agent, bundle *specs.LinuxSeccomp) (*specs.LinuxSeccomp, error) {
@@ -146,6 +148,9 @@ func verdictFor(p *specs.LinuxSeccomp, name string) (verdict, error) {
 	rules := rulesNaming(p.Syscalls, name, func(specs.LinuxSeccompAction) bool { return true })
 	var plain, cond []specs.LinuxSyscall
 	for _, r := range rules {
+		if r.Action == p.DefaultAction && (r.Action != specs.ActErrno || errnoOf(r.ErrnoRet) == errnoOf(p.DefaultErrnoRet)) {
+			continue // libcontainer skips a rule that does what the default does
+		}
 		if len(r.Args) == 0 {
 			plain = append(plain, r)
 		} else {
@@ -368,10 +373,9 @@ func setOf(a specs.LinuxSeccompArg) valueSet {
 	case specs.OpGreaterEqual:
 		return valueSet{spans: []span{{v, math.MaxUint64}}}
 	case specs.OpMaskedEqual:
-		if a.ValueTwo&^a.Value != 0 {
-			return valueSet{} // no value matches
-		}
-		return valueSet{masked: true, mask: a.Value, value: a.ValueTwo}
+		// libseccomp masks the datum too: bits of it outside the mask
+		// do not make the set empty, they are ignored
+		return valueSet{masked: true, mask: a.Value, value: a.ValueTwo & a.Value}
 	}
 	return valueSet{spans: []span{{0, math.MaxUint64}}} // unknown: assume any
 }

@@ -169,18 +169,102 @@ func TestIntersect(t *testing.T) {
 // stricter is the verdict of two stacked filters: the action of higher
 // precedence (the least as a signed number), a refusal's errno with it.
 // A seccomp agent's or a tracer's refusal, which the merged profile cannot
-// keep, counts as EPERM.
+// keep, counts as EPERM; a logged call as an allowed one.
 func stricter(a, b uint32) uint32 {
-	norm := func(v uint32) uint32 {
-		switch v & 0xffff0000 {
-		case 0x7fc00000, 0x7ff00000: // SECCOMP_RET_USER_NOTIF, SECCOMP_RET_TRACE
-			return 0x00050000 | 1
-		}
-		return v
-	}
-	a, b = norm(a), norm(b)
+	a, b = normVerdict(a), normVerdict(b)
 	if int32(b&0xffff0000) < int32(a&0xffff0000) {
 		return b
 	}
 	return a
+}
+
+// normVerdict is a verdict as the merged profile can keep it.
+func normVerdict(v uint32) uint32 {
+	switch v & 0xffff0000 {
+	case 0x7fc00000, 0x7ff00000: // SECCOMP_RET_USER_NOTIF, SECCOMP_RET_TRACE
+		return 0x00050000 | 1
+	case 0x7ffc0000: // SECCOMP_RET_LOG
+		return 0x7fff0000
+	}
+	return v
+}
+
+// FuzzIntersect builds bundle profiles from the input and checks that
+// Intersect either says it cannot merge them or returns a profile that
+// loads and, run in a BPF VM, refuses every sampled call that the agent
+// profile or the bundle's refuses. (How: a call outside the arguments a
+// rule allows gets the agent's refusal, where the bundle's might have
+// killed; TestIntersect checks the exact verdicts on real profiles.)
+func FuzzIntersect(f *testing.F) {
+	f.Add([]byte{0, 3, 1, 2, 0, 0})
+	f.Add([]byte{1, 6, 0, 1, 1, 3, 2, 5, 2, 0, 0, 4, 1})
+	f.Add([]byte{2, 4, 3, 0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8})
+	native := platforms[runtime.GOARCH].arch
+	if native == "" {
+		f.Skipf("no agent profile for %s", runtime.GOARCH)
+	}
+	agent := mustProfile(f, Options{KernelVersion: "6.18.0"})
+	names := []string{"getpid", "mkdirat", "socket", "personality", "ioctl", "clone", "read", "fchmodat"}
+	actions := []specs.LinuxSeccompAction{specs.ActAllow, specs.ActErrno, specs.ActKillProcess, specs.ActLog, specs.ActTrap, specs.ActNotify}
+	ops := []specs.LinuxSeccompOperator{specs.OpEqualTo, specs.OpNotEqual, specs.OpLessThan, specs.OpLessEqual, specs.OpGreaterThan, specs.OpGreaterEqual, specs.OpMaskedEqual}
+	values := []uint64{0, 1, 2, 8, 10, 16, 38, 40, 0x5412, 0xffffffff, 1<<32 | 2}
+	samples := map[string][][]uint64{
+		"socket":      {{1}, {2}, {10}, {16}, {40}, {1<<32 | 2}},
+		"personality": {{0}, {8}, {1}},
+		"ioctl":       {{0, 0x5412}, {0, 1}},
+		"clone":       {{0}, {0x10000000}},
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		next := func() int {
+			if len(in) == 0 {
+				return 0
+			}
+			b := int(in[0])
+			in = in[1:]
+			return b
+		}
+		bundle := &specs.LinuxSeccomp{DefaultAction: actions[next()%3]}
+		for n := next() % 6; n > 0; n-- {
+			r := specs.LinuxSyscall{Names: []string{names[next()%len(names)]}, Action: actions[next()%len(actions)]}
+			if r.Action == specs.ActErrno {
+				e := uint(next()%3 + 1)
+				r.ErrnoRet = &e
+			}
+			if next()%2 == 1 {
+				r.Args = []specs.LinuxSeccompArg{{Index: uint(next() % 2), Value: values[next()%len(values)], ValueTwo: values[next()%len(values)], Op: ops[next()%len(ops)]}}
+			}
+			bundle.Syscalls = append(bundle.Syscalls, r)
+		}
+		if Check(bundle) != nil {
+			t.Skip("the bundle's profile does not load by itself")
+		}
+		merged, err := Intersect(agent, bundle)
+		if err != nil {
+			if !errors.Is(err, ErrUnmergeable) {
+				t.Fatalf("Intersect: %v", err)
+			}
+			return
+		}
+		if err := Check(merged); err != nil {
+			t.Fatalf("merged profile does not load: %v\nbundle: %+v", err, bundle)
+		}
+		a, b, m := newFilterVM(t, agent), newFilterVM(t, bundle), newFilterVM(t, merged)
+		abi := abis[native]
+		for _, name := range names {
+			n, ok := nr(t, abi, name)
+			if !ok {
+				continue
+			}
+			list := samples[name]
+			if list == nil {
+				list = [][]uint64{{0}}
+			}
+			for _, av := range list {
+				got, want := normVerdict(m.eval(abi, n, av...)), stricter(a.eval(abi, n, av...), b.eval(abi, n, av...))
+				if got == retAllow && want != retAllow {
+					t.Fatalf("%s%#x: merged allows, stacked %#x\nbundle: %+v", name, av, want, bundle)
+				}
+			}
+		}
+	})
 }

@@ -28,7 +28,7 @@ var variants = []struct {
 	{"riscv64", Options{Arch: "riscv64", KernelVersion: "6.18.0"}},
 }
 
-func mustProfile(t *testing.T, o Options) *specs.LinuxSeccomp {
+func mustProfile(t testing.TB, o Options) *specs.LinuxSeccomp {
 	t.Helper()
 	p, err := Profile(o)
 	if err != nil {

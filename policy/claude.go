@@ -10,7 +10,18 @@ import (
 	"unicode/utf8"
 )
 
-// ClaudeHookInput is Claude Code's PreToolUse hook input.
+// The hook events cordon hook claude answers.
+const (
+	// EventPreToolUse is before every tool call: the answer is its
+	// permissionDecision.
+	EventPreToolUse = "PreToolUse"
+	// EventPermissionRequest is when Claude Code is about to ask the user:
+	// the answer is a decision (allow or deny), or none (the user is asked).
+	EventPermissionRequest = "PermissionRequest"
+)
+
+// ClaudeHookInput is Claude Code's PreToolUse (or PermissionRequest) hook
+// input.
 type ClaudeHookInput struct {
 	SessionID      string
 	TranscriptPath string
@@ -29,9 +40,10 @@ type Member struct {
 	Value json.RawMessage
 }
 
-// ParseClaudeHook reads Claude Code's PreToolUse hook JSON: session_id,
-// transcript_path, cwd, permission_mode, hook_event_name, tool_name,
-// tool_input, tool_use_id (other fields are ignored). It refuses input
+// ParseClaudeHook reads Claude Code's PreToolUse (or PermissionRequest)
+// hook JSON: session_id, transcript_path, cwd, permission_mode,
+// hook_event_name, tool_name, tool_input, tool_use_id (other fields are
+// ignored). It refuses input
 // that is not UTF-8, a tool_input that is not an object or names a member
 // twice, and a Bash command that holds a NUL or a lone UTF-16 surrogate:
 // what cordon would rewrite must be what Claude Code sent, byte for byte.
@@ -66,8 +78,12 @@ func ParseClaudeHook(data []byte) (*ClaudeHookInput, error) {
 		PermissionMode: str(raw.PermissionMode), HookEventName: str(raw.HookEventName),
 		ToolName: str(raw.ToolName), ToolUseID: str(raw.ToolUseID),
 	}
-	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
-		return nil, bad("hook_event_name is %q: cordon hook claude answers PreToolUse", in.HookEventName)
+	switch in.HookEventName {
+	case "":
+		in.HookEventName = EventPreToolUse
+	case EventPreToolUse, EventPermissionRequest:
+	default:
+		return nil, bad("hook_event_name is %q: cordon hook claude answers PreToolUse and PermissionRequest", in.HookEventName)
 	}
 	if in.ToolName == "" {
 		return nil, bad("no tool_name")
@@ -272,7 +288,9 @@ func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
 
 // AnswerClaude decides a PreToolUse call under p and writes the answer;
 // nil for a tool cordon does not judge that none of its rules decides
-// (Claude Code's own rules decide those). cwd is used when the input names none. The session's mode is
+// (Claude Code's own rules decide those). For a PermissionRequest, the
+// answer is a decision, allow or deny; nil when cordon would ask too (the
+// user answers Claude Code's prompt). cwd is used when the input names none. The session's mode is
 // mode when set, else the input's permission_mode, else the policy's (a
 // permission_mode cordon does not know counts as unset, but never gives
 // more than Claude Code's default mode). A Bash command that runs
@@ -310,7 +328,39 @@ func (p *Policy) AnswerClaude(ctx context.Context, in *ClaudeHookInput, cwd, mod
 		rc.Flags = append(append([]string(nil), rc.Flags...), "--mode", d.ModeName)
 	}
 	out, err := in.Answer(d, rc)
-	return &out, err
+	if err != nil {
+		return nil, err
+	}
+	if in.HookEventName == EventPermissionRequest {
+		return out.permissionRequest(), nil
+	}
+	return &out, nil
+}
+
+// permissionRequest turns a PreToolUse answer into a PermissionRequest
+// one; nil for an ask, which leaves the prompt to the user.
+func (o ClaudeHookOutput) permissionRequest() *ClaudeHookOutput {
+	h := o.HookSpecificOutput
+	var dec RequestDecision
+	switch h.PermissionDecision {
+	case VerdictAllow:
+		dec = RequestDecision{Behavior: VerdictAllow, UpdatedInput: h.UpdatedInput}
+	case VerdictDeny:
+		dec = RequestDecision{Behavior: VerdictDeny, Message: h.PermissionDecisionReason}
+	default:
+		return nil
+	}
+	return &ClaudeHookOutput{HookSpecificOutput: ClaudeDecision{HookEventName: EventPermissionRequest, Decision: &dec}}
+}
+
+// DenyPermissionRequest is the answer to a PermissionRequest that cordon
+// cannot decide: Claude Code leaves the permission flow as it is after a
+// hook that exits 2, so the denial must be said.
+func DenyPermissionRequest(why string) *ClaudeHookOutput {
+	return &ClaudeHookOutput{HookSpecificOutput: ClaudeDecision{
+		HookEventName: EventPermissionRequest,
+		Decision:      &RequestDecision{Behavior: VerdictDeny, Message: why},
+	}}
 }
 
 // ClaudeHookOutput is the hook's answer to Claude Code.
@@ -318,12 +368,24 @@ type ClaudeHookOutput struct {
 	HookSpecificOutput ClaudeDecision `json:"hookSpecificOutput"`
 }
 
-// ClaudeDecision is the hookSpecificOutput of a PreToolUse answer.
+// ClaudeDecision is the hookSpecificOutput of an answer: for PreToolUse,
+// permissionDecision, permissionDecisionReason and updatedInput; for
+// PermissionRequest, decision.
 type ClaudeDecision struct {
-	HookEventName            string          `json:"hookEventName"`
-	PermissionDecision       Verdict         `json:"permissionDecision"`
-	PermissionDecisionReason string          `json:"permissionDecisionReason"`
-	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
+	HookEventName            string           `json:"hookEventName"`
+	PermissionDecision       Verdict          `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string           `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             json.RawMessage  `json:"updatedInput,omitempty"`
+	Decision                 *RequestDecision `json:"decision,omitempty"`
+}
+
+// RequestDecision is a PermissionRequest answer's decision: behavior allow
+// (with updatedInput for a Bash command that runs sandboxed) or deny (with
+// message, which Claude reads).
+type RequestDecision struct {
+	Behavior     Verdict         `json:"behavior"`
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	Message      string          `json:"message,omitempty"`
 }
 
 // RunCommand is how a rewritten Bash command calls cordon: its path and
@@ -397,7 +459,7 @@ func singleQuote(s string) string {
 // (rc); other answers carry no updatedInput.
 func (in *ClaudeHookInput) Answer(d Decision, rc RunCommand) (ClaudeHookOutput, error) {
 	out := ClaudeHookOutput{HookSpecificOutput: ClaudeDecision{
-		HookEventName:            "PreToolUse",
+		HookEventName:            EventPreToolUse,
 		PermissionDecision:       d.Verdict,
 		PermissionDecisionReason: "cordon: " + d.Reason,
 	}}

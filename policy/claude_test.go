@@ -92,6 +92,9 @@ func checkUpdatedInput(t *testing.T, raw []byte, out *ClaudeHookOutput, ws strin
 	}
 	must(t, json.Unmarshal(raw, &in))
 	upd := out.HookSpecificOutput.UpdatedInput
+	if d := out.HookSpecificOutput.Decision; d != nil {
+		upd = d.UpdatedInput
+	}
 	if len(upd) == 0 {
 		return
 	}

@@ -34,12 +34,13 @@ func hookCommand() *cli.Command {
 		Commands: []*cli.Command{{
 			Name:  "claude",
 			Usage: "Claude Code's PreToolUse hook: decide the tool call, and run Bash commands under cordon",
-			Description: "Reads Claude Code's PreToolUse hook JSON on stdin and prints its answer " +
+			Description: "Reads Claude Code's PreToolUse (or PermissionRequest) hook JSON on stdin and prints its answer " +
 				"(hookSpecificOutput: permissionDecision, permissionDecisionReason, and for a Bash command " +
 				"that runs sandboxed an updatedInput whose command runs the original under cordon run). " +
-				"Tools cordon does not judge get no answer. Exit status: 0 with an answer (or none); 2 with " +
-				"the reason on stderr when the input or the settings cannot be read (Claude Code then blocks " +
-				"the call). See docs/claude-code.md.",
+				"A tool cordon does not judge that none of its rules decides gets no answer. To a PermissionRequest " +
+				"the answer is a decision, allow or deny, or none when cordon would ask too. Exit status: 0 with an " +
+				"answer (or none); 2 with the reason on stderr when the input or the settings cannot be read (Claude " +
+				"Code then blocks the call; a PermissionRequest is also answered deny). See docs/claude-code.md.",
 			Flags: policyFlags(),
 			// Claude Code lets a call through when its hook fails with any
 			// status but 2: a hook misconfigured must block, not open.
@@ -48,8 +49,19 @@ func hookCommand() *cli.Command {
 				return exitStatus(exitHookBlocked)
 			},
 			Action: func(ctx context.Context, cmd *cli.Command) error {
-				if err := claudeHook(ctx, cmd, stdin); err != nil {
+				var data []byte
+				if err := claudeHook(ctx, cmd, stdin, &data); err != nil {
 					fmt.Fprintf(stderr, "cordon hook: %v\n", err)
+					// Claude Code leaves a PermissionRequest as it was
+					// after a hook that exits 2: the denial must be said.
+					var ev struct {
+						HookEventName string `json:"hook_event_name"`
+					}
+					if json.Unmarshal(data, &ev) == nil && ev.HookEventName == policy.EventPermissionRequest {
+						enc := json.NewEncoder(stdout)
+						enc.SetEscapeHTML(false)
+						_ = enc.Encode(policy.DenyPermissionRequest("cordon hook: " + err.Error()))
+					}
 					return exitStatus(exitHookBlocked)
 				}
 				return nil
@@ -58,11 +70,12 @@ func hookCommand() *cli.Command {
 	}
 }
 
-// claudeHook answers one PreToolUse call. Every tool call of the agent
-// pays for it: no probe, no runtime, nothing but the settings and the
-// classifier.
-func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader) error {
+// claudeHook answers one PreToolUse (or PermissionRequest) call, and
+// leaves what it read in *input. Every tool call of the agent pays for it:
+// no probe, no runtime, nothing but the settings and the classifier.
+func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byte) error {
 	data, err := io.ReadAll(io.LimitReader(r, hookInputLimit+1))
+	*input = data
 	if err != nil {
 		return fmt.Errorf("read stdin: %w", err)
 	}

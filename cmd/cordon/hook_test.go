@@ -37,6 +37,12 @@ func TestExitStatusCheckHook(t *testing.T) {
 		{"hook bad settings", []string{"hook", "claude", "--settings", "/nonexistent/s.json"}, `{"tool_name":"Bash","tool_input":{"command":"ls"}}`, 2, "", "cordon hook: /nonexistent/s.json: cannot read"},
 		{"hook bad flag", []string{"hook", "claude", "--bogus"}, `{}`, 2, "", "cordon hook: flag provided but not defined: -bogus"},
 		{"hook bad mode", []string{"hook", "claude", "--mode", "x"}, `{"tool_name":"Bash","tool_input":{"command":"ls"}}`, 2, "", `cordon hook: unknown mode "x"`},
+		// Claude Code leaves a PermissionRequest unchanged after exit 2:
+		// the denial is said in JSON too.
+		{"permission request", []string{"hook", "claude"}, `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`, 0, `"decision":{"behavior":"allow","updatedInput":{"command":`, ""},
+		{"permission request bad settings", []string{"hook", "claude", "--settings", "/nonexistent/s.json"}, `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`, 2, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"cordon hook: `, "cannot read"},
+		{"permission request NUL", []string{"hook", "claude"}, `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls\u0000"}}`, 2, `"behavior":"deny"`, "NUL"},
+		{"post tool use", []string{"hook", "claude"}, `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, 2, "", "answers PreToolUse and PermissionRequest"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -412,6 +412,9 @@ func (p *Policy) session(name string) (session, string, error) {
 	if s.tier == Allow && p.Permissions.DisableBypass {
 		return session{tier: WorkspaceWrite, name: "default"}, "the " + s.name + " mode is forbidden by permissions.disableBypassPermissionsMode: default instead", nil
 	}
+	if strings.EqualFold(s.name, "auto") && p.Permissions.DisableAuto {
+		return session{tier: WorkspaceWrite, name: "default"}, "the auto mode is forbidden by permissions.disableAutoMode: default instead", nil
+	}
 	return s, "", nil
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -386,8 +387,10 @@ func TestManagedLocksClaude(t *testing.T) {
 }
 
 // TestClaudeSandboxKeys: Claude Code's sandbox keys for its own helpers
-// are ignored, saying why, and those cordon cannot honour refuse the
-// file, as in sandbox-runtime's files; a typo is still an error.
+// and its macOS loosenings are ignored, saying why; those cordon cannot
+// honour refuse the file; a typo is still an error. Its keys cordon did
+// not know (sandbox.credentials, sandbox.network.allowMachLookup,
+// permissions.disableAutoMode, ...) made every run exit 125.
 func TestClaudeSandboxKeys(t *testing.T) {
 	tests := []struct {
 		data    string
@@ -395,9 +398,14 @@ func TestClaudeSandboxKeys(t *testing.T) {
 		err     string
 	}{
 		{`{"sandbox": {"bwrapPath": "/usr/bin/bwrap", "socatPath": "/usr/bin/socat", "ripgrep": {"command": "rg"}, "enabledPlatforms": ["macos"]}}`, 4, ""},
-		{`{"sandbox": {"credentials": {}}}`, 0, "1:29: sandbox.credentials is not supported"},
-		{`{"sandbox": {"enableWeakerNetworkIsolation": true}}`, 0, "1:46: sandbox.enableWeakerNetworkIsolation is not supported"},
-		{`{"sandbox": {"allowAppleEvents": true}}`, 0, "1:34: sandbox.allowAppleEvents is not supported"},
+		{`{"sandbox": {"credentials": {}}}`, 0, ""},
+		{`{"sandbox": {"enableWeakerNetworkIsolation": true, "allowAppleEvents": true}}`, 2, ""},
+		{`{"sandbox": {"network": {"allowMachLookup": ["com.x.*"], "tlsTerminate": {}, "strictAllowlist": true}}}`, 2, ""},
+		{`{"sandbox": {"filesystem": {"disabled": false}}}`, 0, ""},
+		{`{"sandbox": {"filesystem": {"disabled": true}}}`, 0, "1:41: sandbox.filesystem.disabled is not supported"},
+		{`{"sandbox": {"network": {"deniedDomains": ["*:22"]}}}`, 0, `"*:22" (every host on one port) is not supported`},
+		{`{"permissions": {"disableAutoMode": "disable", "blockReadsOutsideWorkingDirectories": false}}`, 0, ""},
+		{`{"permissions": {"blockReadsOutsideWorkingDirectories": true}}`, 0, "permissions.blockReadsOutsideWorkingDirectories is not supported"},
 		{`{"sandbox": {"bwrapPth": "/usr/bin/bwrap"}}`, 0, `1:14: unknown key "bwrapPth" in sandbox (did you mean "bwrapPath"?)`},
 	}
 	for _, tc := range tests {
@@ -549,5 +557,88 @@ func TestRuleEscapes(t *testing.T) {
 		if d.Verdict != want {
 			t.Errorf("%s: %s (%s), want %s", cmd, d.Verdict, d.Reason, want)
 		}
+	}
+}
+
+// TestCredentials: sandbox-runtime's credentials block (and Claude Code's
+// sandbox.credentials) hides the files and drops the variables it names;
+// a masked one is denied, which cordon says. The block refused the file.
+func TestCredentials(t *testing.T) {
+	srt := `{"network": {"allowedDomains": [], "deniedDomains": []}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []},
+		"credentials": {"files": [{"path": "~/.aws/credentials", "mode": "deny"}, {"path": "/etc/tok", "mode": "mask", "extract": "t=(\\S+)"}],
+		"envVars": [{"name": "GH_TOKEN", "mode": "deny"}, {"name": "NPM_TOKEN", "mode": "mask", "injectHosts": ["registry.npmjs.org"]}], "awsPairs": []}}`
+	claude := `{"sandbox": {"credentials": {"files": [{"path": "~/.config/gh/hosts.yml", "mode": "deny"}], "envVars": [{"name": "MY_KEY", "mode": "deny"}]}}}`
+	fsys := fstest.MapFS{
+		"home/u/.srt-settings.json":    {Data: []byte(srt)},
+		"home/u/.claude/settings.json": {Data: []byte(claude)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/home/u/.aws/credentials", "/etc/tok", "/home/u/.config/gh/hosts.yml"} {
+		if !slices.Contains(p.Filesystem.DenyRead, want) {
+			t.Errorf("denyRead %v lacks %s", p.Filesystem.DenyRead, want)
+		}
+	}
+	for _, want := range []string{"GH_TOKEN", "NPM_TOKEN", "MY_KEY"} {
+		if !slices.Contains(p.Env.Deny, want) {
+			t.Errorf("env deny %v lacks %s", p.Env.Deny, want)
+		}
+	}
+	var ignored []string
+	for _, ig := range p.Report.Ignored {
+		ignored = append(ignored, ig.Key)
+	}
+	if diff := cmp.Diff([]string{"credentials mode mask", "credentials mode mask", "credentials.awsPairs"}, ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+}
+
+// TestDenyAllDomains: sandbox-runtime's deniedDomains ["*"] (and a deny
+// rule WebFetch(domain:*)) leaves sandboxed commands no host; it refused
+// the file.
+func TestDenyAllDomains(t *testing.T) {
+	fsys := fstest.MapFS{
+		"home/u/.srt-settings.json":    {Data: []byte(`{"network": {"allowedDomains": ["github.com"], "deniedDomains": ["*"], "allowAllDomains": false}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}}`)},
+		"home/u/.claude/settings.json": {Data: []byte(`{"sandbox": {"network": {"allowedDomains": ["pypi.org"]}}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Network.AllowedDomains) != 0 {
+		t.Errorf("allowedDomains %v, want none", p.Network.AllowedDomains)
+	}
+}
+
+// TestDisableAutoMode: permissions.disableAutoMode forbids Claude Code's
+// auto mode, in the settings and as a session's mode, as
+// disableBypassPermissionsMode forbids bypassPermissions.
+func TestDisableAutoMode(t *testing.T) {
+	fsys := fstest.MapFS{"home/u/.claude/settings.json": {Data: []byte(`{"permissions": {"disableAutoMode": "disable", "defaultMode": "auto"}}`)}}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ModeName != "default" {
+		t.Errorf("mode %q, want default", p.ModeName)
+	}
+	if s, why, err := p.session("auto"); err != nil || s.name != "default" || why == "" {
+		t.Errorf("session auto: %+v %q %v, want default", s, why, err)
+	}
+}
+
+// TestFilesystemDisabledInWorkspace: Claude Code ignores
+// sandbox.filesystem.disabled in a workspace's settings; so does cordon,
+// saying so, instead of refusing every run there.
+func TestFilesystemDisabledInWorkspace(t *testing.T) {
+	fsys := fstest.MapFS{"ws/.claude/settings.json": {Data: []byte(`{"sandbox": {"filesystem": {"disabled": true}}}`)}}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Report.Ignored) != 1 || p.Report.Ignored[0].Key != "sandbox.filesystem.disabled" {
+		t.Errorf("ignored %+v", p.Report.Ignored)
 	}
 }

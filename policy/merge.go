@@ -283,6 +283,7 @@ func (m *merger) apply(l *layer) {
 	}
 	for key, s := range map[string]*setting[string]{
 		"permissions.disableBypassPermissionsMode": l.disableBypass, "cordon.askCommand": l.askCommand,
+		"permissions.disableAutoMode": l.disableAuto,
 	} {
 		if s != nil {
 			m.strs[key] = s
@@ -374,7 +375,10 @@ func (m *merger) finish(layers []*layer) {
 	if all := m.lists[denyAllDomainsKey]; len(all) > 0 {
 		// WebFetch(domain:*) in a deny list: Claude Code's sandbox then
 		// reaches no host.
-		reason := "the deny rule " + all[0].Rule + " (" + all[0].Src.String() + ") denies every host"
+		reason := "deniedDomains \"*\" (" + all[0].Src.String() + ") denies every host"
+		if all[0].Rule != "" {
+			reason = "the deny rule " + all[0].Rule + " (" + all[0].Src.String() + ") denies every host"
+		}
 		for _, e := range m.lists["sandbox.network.allowedDomains"] {
 			m.ignored("sandbox.network.allowedDomains", e.V, e.Src, reason)
 		}
@@ -479,11 +483,18 @@ func (m *merger) finish(layers []*layer) {
 		p.Permissions.DisableBypass = true
 		rep.Values = append(rep.Values, ValueReport{Key: "permissions.disableBypassPermissionsMode", Value: s.V, Source: s.Src.String()})
 	}
+	if s := m.strs["permissions.disableAutoMode"]; s != nil {
+		p.Permissions.DisableAuto = true
+		rep.Values = append(rep.Values, ValueReport{Key: "permissions.disableAutoMode", Value: s.V, Source: s.Src.String()})
+	}
 	if m.mode != nil {
 		p.Mode, _ = ParseMode(m.mode.V)
 		p.ModeName = m.mode.V
 		if p.Mode == Allow && p.Permissions.DisableBypass {
 			m.ignored("mode", m.mode.V, m.mode.Src, "permissions.disableBypassPermissionsMode forbids it")
+			p.Mode, p.ModeName = WorkspaceWrite, "default"
+		} else if strings.EqualFold(m.mode.V, "auto") && p.Permissions.DisableAuto {
+			m.ignored("mode", m.mode.V, m.mode.Src, "permissions.disableAutoMode forbids it")
 			p.Mode, p.ModeName = WorkspaceWrite, "default"
 		} else {
 			rep.Values = append(rep.Values, ValueReport{Key: "mode", Value: m.mode.V, Source: m.mode.Src.String()})

@@ -144,6 +144,8 @@ type Permissions struct {
 	Allow, Deny, Ask []Rule
 	// DisableBypass forbids the Allow (bypassPermissions) mode.
 	DisableBypass bool
+	// DisableAuto forbids Claude Code's auto mode.
+	DisableAuto bool
 }
 
 // Hooks are the commands of cordon.hooks; nil when unset.

@@ -86,7 +86,7 @@ type layer struct {
 	allowRead, denyRead, allowWrite, denyWrite                   []entry
 	ignoreViolations                                             map[string][]entry
 	permAllow, permDeny, permAsk, additionalDirs                 []entry
-	defaultMode, disableBypass, mode                             *setting[string]
+	defaultMode, disableBypass, disableAuto, mode                *setting[string]
 	envDeny, envAllow                                            []entry
 	envSet                                                       map[string]setting[string]
 	memory, pids, outputLimit, fileSize, openFiles, tmpSize      *setting[int64]
@@ -368,9 +368,9 @@ func (d *decoder) decode(root *node) error {
 	// cordon.allowManagedPermissionRulesOnly.
 	top := []string{"permissions", "sandbox", "cordon", "allowManagedPermissionRulesOnly"}
 	if d.format == formatSRT {
-		top = []string{"network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
+		top = []string{"network", "filesystem", "credentials", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
 	}
-	srtTop := []string{"network", "filesystem", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
+	srtTop := []string{"network", "filesystem", "credentials", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
 	if d.format == formatCordon || d.format == formatAny {
 		// cordon's own files may also be written in sandbox-runtime's
 		// shape, so that one file serves both.
@@ -390,14 +390,11 @@ func (d *decoder) decode(root *node) error {
 		}
 	}
 	if d.format == formatSRT || d.format == formatAny {
-		// sandbox-runtime's own keys that cordon has no use for, or that
-		// would need a mechanism it does not have: the second kind would
-		// tighten the sandbox, so ignoring them would fail open.
+		// sandbox-runtime's own keys that cordon has no use for: leaving
+		// them out widens nothing.
 		for _, m := range root.members {
 			if reason, ok := srtIgnored[m.key]; ok {
 				d.l.ignored = append(d.l.ignored, entry{V: m.key + ": " + reason, Src: d.src(m.keyPos)})
-			} else if reason, ok := srtUnsupported[m.key]; ok {
-				return d.errAt(m.keyPos, "%s is not supported by cordon (%s): remove it, or use sandbox-runtime for this policy", m.key, reason)
 			} else if !slices.Contains(top, m.key) && d.format == formatSRT {
 				return d.errAt(m.keyPos, "unknown key %q in the settings%s", m.key, suggest(m.key, top))
 			}
@@ -413,7 +410,7 @@ func (d *decoder) decode(root *node) error {
 			return d.cordon(v)
 		case "allowManagedPermissionRulesOnly":
 			return d.claudeLock(v, key, &d.l.managedPermissionsOnly)
-		case "network", "filesystem":
+		case "network", "filesystem", "credentials":
 			// sandbox-runtime's blocks, with its path rules ("/x" is
 			// absolute), whatever the file.
 			saved := d.pathDir
@@ -421,8 +418,11 @@ func (d *decoder) decode(root *node) error {
 				d.pathDir = d.srtPathDir
 			}
 			defer func() { d.pathDir = saved }()
-			if key == "network" {
+			switch key {
+			case "network":
 				return d.network(v, "network")
+			case "credentials":
+				return d.credentials(v, "credentials")
 			}
 			return d.filesystem(v, "filesystem")
 		case "ignoreViolations":
@@ -453,14 +453,9 @@ var srtIgnored = map[string]string{
 	"windows":                  "cordon does not run on Windows",
 	"allowPty":                 "a sandboxed command gets a terminal of its own when cordon is run on one",
 	"git":                      "not supported; git inside the sandbox uses the host's configuration, read-only",
-}
-
-// srtUnsupported are sandbox-runtime keys whose absence would leave the
-// sandbox looser than the file asks: cordon refuses the file.
-var srtUnsupported = map[string]string{
-	"credentials":                  "credential masking",
-	"enableWeakerNetworkIsolation": "it is a weaker mode cordon does not offer",
-	"allowAppleEvents":             "macOS Apple events",
+	// macOS loosenings: without them the sandbox is stricter
+	"enableWeakerNetworkIsolation": "cordon offers no weaker network isolation (the trust service stays closed)",
+	"allowAppleEvents":             "cordon does not let a sandboxed command send Apple events",
 }
 
 func (d *decoder) sandbox(n *node) error {
@@ -475,17 +470,15 @@ func (d *decoder) sandbox(n *node) error {
 	l := d.l
 	return o.each(keys, func(key string, v *node) error {
 		var err error
-		// Claude Code's keys for its own helpers widen nothing when left
-		// out; those whose absence would (as in sandbox-runtime's files)
-		// refuse the file.
+		// Claude Code's keys for its own helpers, and its macOS
+		// loosenings, widen nothing when left out.
 		if reason, ok := srtIgnored[key]; ok {
 			l.ignored = append(l.ignored, entry{V: "sandbox." + key + ": " + reason, Src: d.src(v.pos)})
 			return nil
 		}
-		if reason, ok := srtUnsupported[key]; ok {
-			return d.errAt(v.pos, "sandbox.%s is not supported by cordon (%s): remove it, or use Claude Code's own sandbox for this policy", key, reason)
-		}
 		switch key {
+		case "credentials":
+			err = d.credentials(v, "sandbox.credentials")
 		case "enabledPlatforms":
 			l.ignored = append(l.ignored, entry{V: "sandbox.enabledPlatforms: cordon sandboxes on every platform it runs on", Src: d.src(v.pos)})
 		case "enabled":
@@ -521,34 +514,41 @@ func (d *decoder) network(n *node, path string) error {
 		return err
 	}
 	l := d.l
-	if d.format == formatSRT || d.format == formatAny || path == "network" {
-		// sandbox-runtime's own network options: some cordon has no use
-		// for (leaving them out widens nothing), some it cannot honour
-		// (leaving them out would: the file is refused).
-		var rest []*member
-		for i, m := range n.members {
-			switch m.key {
-			case "deniedDomainReasons", "allowMachLookup", "mitmProxy", "parentProxy":
-				l.ignored = append(l.ignored, entry{V: path + "." + m.key + ": not supported; ignored (it does not widen the sandbox)", Src: d.src(m.keyPos)})
-			case "deniedResolvedAddresses", "filterRequest", "allowPlaintextHeaderSet", "stripResponseHeaders",
-				"refuseOpaqueTunnels", "requireHostMatch", "ambiguousRequestTarget", "tlsTerminate":
-				return d.errAt(m.keyPos, "%s.%s is not supported by cordon: remove it, or use sandbox-runtime for this policy", path, m.key)
-			case "strictAllowlist":
-				b, err := d.boolean(m.value, path+"."+m.key)
-				if err != nil {
-					return err
-				}
-				l.strictAllowlist = b
-			default:
-				rest = append(rest, &n.members[i])
+	// sandbox-runtime's own network options, which Claude Code's
+	// sandbox.network shares: some cordon has no use for (leaving them
+	// out widens nothing), some it cannot honour (leaving them out
+	// would: the file is refused).
+	var rest []*member
+	for i, m := range n.members {
+		switch m.key {
+		case "deniedDomainReasons", "allowMachLookup", "mitmProxy", "parentProxy", "tlsTerminate":
+			l.ignored = append(l.ignored, entry{V: path + "." + m.key + ": not supported; ignored (it does not widen the sandbox)", Src: d.src(m.keyPos)})
+		case "allowAllDomains":
+			b, err := d.boolean(m.value, path+"."+m.key)
+			if err != nil {
+				return err
 			}
+			if b.V {
+				l.ignored = append(l.ignored, entry{V: path + ".allowAllDomains: cordon's proxy allows named domains only (list them in allowedDomains)", Src: b.Src})
+			}
+		case "deniedResolvedAddresses", "filterRequest", "allowPlaintextHeaderSet", "stripResponseHeaders",
+			"refuseOpaqueTunnels", "requireHostMatch", "ambiguousRequestTarget":
+			return d.errAt(m.keyPos, "%s.%s is not supported by cordon: remove it, or use sandbox-runtime for this policy", path, m.key)
+		case "strictAllowlist":
+			b, err := d.boolean(m.value, path+"."+m.key)
+			if err != nil {
+				return err
+			}
+			l.strictAllowlist = b
+		default:
+			rest = append(rest, &n.members[i])
 		}
-		n = &node{kind: kindObject, pos: n.pos}
-		for _, m := range rest {
-			n.members = append(n.members, *m)
-		}
-		o.n = n
 	}
+	n = &node{kind: kindObject, pos: n.pos}
+	for _, m := range rest {
+		n.members = append(n.members, *m)
+	}
+	o.n = n
 	return o.each(keys, func(key string, v *node) error {
 		var err error
 		name := path + "." + key
@@ -559,8 +559,23 @@ func (d *decoder) network(n *node, path string) error {
 			l.allowedDomains = append(l.allowedDomains, es...)
 		case "deniedDomains":
 			var es []entry
-			es, err = d.strings(v, name, CheckDomainPattern)
-			l.deniedDomains = append(l.deniedDomains, es...)
+			es, err = d.strings(v, name, func(s string) (string, error) {
+				if s == "*" {
+					return s, nil
+				}
+				if strings.HasPrefix(s, "*:") {
+					return "", fmt.Errorf("%q (every host on one port) is not supported by cordon: name the hosts", s)
+				}
+				return CheckDomainPattern(s)
+			})
+			for _, e := range es {
+				if e.V == "*" {
+					// sandbox-runtime's deny-all
+					l.denyAllDomains = append(l.denyAllDomains, e)
+				} else {
+					l.deniedDomains = append(l.deniedDomains, e)
+				}
+			}
 		case "allowUnixSockets":
 			var es []entry
 			es, err = d.strings(v, name, func(s string) (string, error) { return d.pathDir(s) })
@@ -581,17 +596,10 @@ func (d *decoder) network(n *node, path string) error {
 }
 
 func (d *decoder) filesystem(n *node, path string) error {
-	keys := []string{"allowRead", "denyRead", "allowWrite", "denyWrite", "allowGitConfig", "allowManagedReadPathsOnly"}
+	keys := []string{"allowRead", "denyRead", "allowWrite", "denyWrite", "allowGitConfig", "allowManagedReadPathsOnly", "disabled"}
 	o, err := d.object(n, path, true)
 	if err != nil {
 		return err
-	}
-	if d.format == formatSRT {
-		for _, m := range n.members {
-			if m.key == "disabled" {
-				return d.errAt(m.keyPos, "%s.disabled is not supported by cordon: a sandbox without file system rules is not a sandbox", path)
-			}
-		}
 	}
 	l := d.l
 	return o.each(keys, func(key string, v *node) error {
@@ -615,8 +623,118 @@ func (d *decoder) filesystem(n *node, path string) error {
 			l.allowGitConfig, err = d.boolean(v, name)
 		case "allowManagedReadPathsOnly":
 			err = d.claudeLock(v, name, &l.managedReadOnly)
+		case "disabled":
+			var b *setting[bool]
+			b, err = d.boolean(v, name)
+			switch {
+			case err != nil || !b.V:
+			case d.format == formatClaude && (l.scope == ScopeProject || l.scope == ScopeLocal):
+				// Claude Code honours it only from the user's, managed and
+				// --settings files.
+				l.ignored = append(l.ignored, entry{V: name + ": Claude Code ignores it in a workspace's settings", Src: b.Src})
+			default:
+				return d.errAt(v.pos, "%s is not supported by cordon: a sandbox without file system rules is not a sandbox", name)
+			}
 		}
 		return err
+	})
+}
+
+// credentials reads sandbox-runtime's (and Claude Code's
+// sandbox.credentials) credential block: files and environment variables
+// to keep from the command. cordon cannot mask (show a placeholder the
+// proxy swaps for the real value): a "mask" entry is denied instead,
+// which protects the credential as much and breaks the command's use of
+// it.
+func (d *decoder) credentials(n *node, path string) error {
+	o, err := d.object(n, path, true)
+	if err != nil {
+		return err
+	}
+	l := d.l
+	masked := func(mode string, src Source, what string) {
+		if mode != "deny" {
+			l.ignored = append(l.ignored, entry{V: path + " mode " + mode + ": cordon cannot mask " + what + "; it is denied instead", Src: src})
+		}
+	}
+	each := func(v *node, name string, fn func(o *object) error) error {
+		if v.kind != kindArray {
+			return d.errAt(v.pos, "%s must be an array of objects, not %s", name, v.kind)
+		}
+		for _, it := range v.items {
+			o, err := d.object(it, name+"[]", false)
+			if err != nil {
+				return err
+			}
+			if err := fn(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return o.each([]string{"files", "envVars", "allowPlaintextInject", "awsPairs", "sigv4"}, func(key string, v *node) error {
+		name := path + "." + key
+		switch key {
+		case "files":
+			return each(v, name, func(o *object) error {
+				var target, mode *node
+				for _, m := range o.n.members {
+					switch m.key {
+					case "path":
+						target = m.value
+					case "mode":
+						mode = m.value
+					}
+				}
+				if target == nil || mode == nil {
+					return d.errAt(o.n.pos, "%s[] needs a path and a mode", name)
+				}
+				md, err := d.str(mode, name+"[].mode")
+				if err != nil {
+					return err
+				}
+				arr := &node{kind: kindArray, pos: target.pos, items: []*node{target}}
+				es, err := d.paths(arr, name+"[].path")
+				if err != nil {
+					return err
+				}
+				l.denyRead = append(l.denyRead, es...)
+				masked(md.V, md.Src, es[0].V)
+				return nil
+			})
+		case "envVars":
+			return each(v, name, func(o *object) error {
+				var varName, mode *node
+				for _, m := range o.n.members {
+					switch m.key {
+					case "name":
+						varName = m.value
+					case "mode":
+						mode = m.value
+					}
+				}
+				if varName == nil || mode == nil {
+					return d.errAt(o.n.pos, "%s[] needs a name and a mode", name)
+				}
+				md, err := d.str(mode, name+"[].mode")
+				if err != nil {
+					return err
+				}
+				vn, err := d.str(varName, name+"[].name")
+				if err != nil {
+					return err
+				}
+				if !validEnvName(vn.V) {
+					return d.errAt(varName.pos, "%s[].name: %q is not a variable name", name, vn.V)
+				}
+				l.envDeny = append(l.envDeny, entry{V: vn.V, Src: vn.Src})
+				masked(md.V, md.Src, vn.V)
+				return nil
+			})
+		default:
+			l.ignored = append(l.ignored, entry{V: name + ": cordon does not mask credentials", Src: d.src(v.pos)})
+		}
+		return nil
 	})
 }
 
@@ -656,7 +774,8 @@ func (d *decoder) ignoreViolations(n *node, path string) error {
 }
 
 func (d *decoder) permissions(n *node) error {
-	keys := []string{"allow", "deny", "ask", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
+	keys := []string{"allow", "deny", "ask", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode",
+		"disableAutoMode", "blockReadsOutsideWorkingDirectories"}
 	o, err := d.object(n, "permissions", true)
 	if err != nil {
 		return err
@@ -696,6 +815,19 @@ func (d *decoder) permissions(n *node) error {
 			if err == nil && l.disableBypass.V != "disable" {
 				return d.errAt(v.pos, "%s must be \"disable\"", name)
 			}
+		case "disableAutoMode":
+			l.disableAuto, err = d.str(v, name)
+			if err == nil && l.disableAuto.V != "disable" {
+				return d.errAt(v.pos, "%s must be \"disable\"", name)
+			}
+		case "blockReadsOutsideWorkingDirectories":
+			b, berr := d.boolean(v, name)
+			if berr == nil && b.V {
+				// a restriction cordon cannot enforce as Claude Code does:
+				// dropping it would run with less than the file asks
+				return d.errAt(v.pos, "%s is not supported by cordon: list what to hide in sandbox.filesystem.denyRead (and re-open with allowRead)", name)
+			}
+			err = berr
 		}
 		return err
 	})

@@ -57,7 +57,8 @@ type Flags struct {
 // Load discovers the settings files for a workspace, reads them, checks
 // them and merges them, with the embedded default policy at the bottom:
 //
-//  1. managed: /etc/cordon/managed-settings.json, Claude Code's managed file;
+//  1. managed: /etc/cordon/managed-settings.json, Claude Code's managed file,
+//     each followed by the *.json files of its managed-settings.d;
 //  2. the command line: --settings FILE, then the other flags;
 //  3. WORKSPACE/.claude/settings.local.json, WORKSPACE/.cordon/settings.local.json;
 //  4. WORKSPACE/.claude/settings.json, WORKSPACE/.cordon/settings.json;
@@ -135,17 +136,33 @@ func discover(o LoadOptions) (*inputs, error) {
 		}
 		cands = append(cands, candidate{abs, ScopeFlag, formatFlagFile(abs), filepath.Dir(abs)})
 	}
+	fsys := o.FS
+	if fsys == nil {
+		fsys = hostFS{}
+	}
 	for _, f := range managed {
 		cands = append(cands, candidate{f, ScopeManaged, formatClaude, "/"})
+		if filepath.Base(f) != "managed-settings.json" {
+			continue
+		}
+		// Claude Code's drop-in directory: every *.json file beside the
+		// managed file, after it, in alphabetical order (a later file's
+		// scalar wins), hidden files ignored.
+		dir := filepath.Join(filepath.Dir(f), "managed-settings.d")
+		entries, err := fs.ReadDir(fsys, strings.TrimPrefix(filepath.Clean(dir), "/"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, &SettingsError{File: dir, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
+		}
+		for _, e := range entries {
+			if name := e.Name(); !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".json") {
+				cands = append(cands, candidate{filepath.Join(dir, name), ScopeManaged, formatClaude, "/"})
+			}
+		}
 	}
 	if o.NoDiscovery {
 		cands = slices.DeleteFunc(cands, func(c candidate) bool { return c.scope != ScopeFlag })
 	}
 	in := &inputs{o: o, cands: cands, data: make([][]byte, len(cands)), errs: make([]error, len(cands)), real: ws}
-	fsys := o.FS
-	if fsys == nil {
-		fsys = hostFS{}
-	}
 	for i, c := range cands {
 		in.data[i], in.errs[i] = readSettingsFile(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"))
 	}

@@ -642,3 +642,37 @@ func TestFilesystemDisabledInWorkspace(t *testing.T) {
 		t.Errorf("ignored %+v", p.Report.Ignored)
 	}
 }
+
+// TestManagedDropIns: Claude Code's managed-settings.d/*.json files are
+// managed settings, read after managed-settings.json in alphabetical
+// order (a later file's scalar wins), hidden files and other names
+// ignored. cordon did not read them: their deny rules denied nothing.
+func TestManagedDropIns(t *testing.T) {
+	fsys := fstest.MapFS{
+		"etc/claude-code/managed-settings.json":                {Data: []byte(`{"permissions": {"deny": ["Read(//srv/secret)"]}, "sandbox": {"failIfUnavailable": true}}`)},
+		"etc/claude-code/managed-settings.d/20-security.json":  {Data: []byte(`{"permissions": {"deny": ["Bash(curl:*)"]}, "sandbox": {"failIfUnavailable": false}}`)},
+		"etc/claude-code/managed-settings.d/10-telemetry.json": {Data: []byte(`{"env": {"A": "b"}, "sandbox": {"failIfUnavailable": true}}`)},
+		"etc/claude-code/managed-settings.d/.hidden.json":      {Data: []byte(`{"permissions": {"deny": ["Bash(rm:*)"]}}`)},
+		"etc/claude-code/managed-settings.d/README.md":         {Data: []byte(`not settings`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{"/etc/claude-code/managed-settings.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deny, files []string
+	for _, r := range p.Permissions.Deny {
+		deny = append(deny, r.String())
+	}
+	for _, f := range p.Report.Files {
+		files = append(files, f.Path)
+	}
+	if diff := cmp.Diff([]string{"Read(//srv/secret)", "Bash(curl:*)"}, deny); diff != "" {
+		t.Errorf("deny rules (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/etc/claude-code/managed-settings.json", "/etc/claude-code/managed-settings.d/10-telemetry.json", "/etc/claude-code/managed-settings.d/20-security.json"}, files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if p.FailIfUnavailable {
+		t.Error("failIfUnavailable: want 20-security.json's false, the last file's")
+	}
+}

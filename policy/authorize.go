@@ -28,10 +28,11 @@ const (
 // Request is one tool call an agent wants to make.
 type Request struct {
 	// Tool is the tool's name as Claude Code writes it: Bash, Read, Edit,
-	// Write, MultiEdit, NotebookEdit, Glob, Grep, LS, WebFetch, or any
-	// other (decided by its rules alone).
+	// Write, MultiEdit, NotebookEdit, Glob, Grep, LS, WebFetch, Monitor
+	// (with a Command, judged as Bash), or any other (decided by its rules
+	// alone).
 	Tool string
-	// Command is Bash's command line.
+	// Command is Bash's (or Monitor's) command line.
 	Command string
 	// DisableSandbox is Bash's dangerouslyDisableSandbox.
 	DisableSandbox bool
@@ -167,6 +168,16 @@ const (
 	kindWrite // Edit, Write, MultiEdit, NotebookEdit
 	kindWeb   // WebFetch
 )
+
+// kind is how cordon judges the request: a Monitor that runs a command
+// as Bash (it goes through the shell under the Bash rules); one that
+// watches a WebSocket as any other tool.
+func (req Request) kind() toolKind {
+	if req.Tool == "Monitor" && req.Command != "" {
+		return kindBash
+	}
+	return kindOf(req.Tool)
+}
 
 func kindOf(tool string) toolKind {
 	switch tool {
@@ -461,7 +472,7 @@ func (s session) escalation(m Mode, edit bool) (Verdict, string) {
 
 // analyse works out what a request needs and which rules apply.
 func (p *Policy) analyse(req Request) (*analysis, error) {
-	a := &analysis{kind: kindOf(req.Tool), required: ReadOnly}
+	a := &analysis{kind: req.kind(), required: ReadOnly}
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, fmt.Errorf("the working directory %q is not absolute", req.Cwd)
 	}

@@ -189,7 +189,9 @@ func TestDecisionTable(t *testing.T) {
 		case kindWeb:
 			req.URL = tc.input
 		default:
-			if tc.input != "" {
+			if tc.tool == "Monitor" {
+				req.Command = tc.input
+			} else if tc.input != "" {
 				req.Input = json.RawMessage(tc.input)
 			}
 		}
@@ -199,7 +201,7 @@ func TestDecisionTable(t *testing.T) {
 			continue
 		}
 		sb := "-"
-		if tc.tool == "Bash" {
+		if tc.tool == "Bash" || tc.tool == "Monitor" && tc.input != "" {
 			sb = map[bool]string{true: "sb", false: "out"}[d.Sandboxed]
 		}
 		bad := d.Verdict != tc.verdict || d.Required != tc.level || sb != tc.sandbox

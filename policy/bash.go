@@ -113,6 +113,22 @@ func (p *Policy) excluded(command string, s *shell.Script) string {
 	return strings.Join(used, ", ")
 }
 
+// shellRules are the rules of a list that judge a shell tool's command:
+// the Bash rules, and for Monitor, which runs its command through the
+// shell under the Bash rules (as Claude Code applies them), the rules
+// that name Monitor itself.
+func shellRules(rules []Rule, tool string) []Rule {
+	out := toolRules(rules, "Bash")
+	if tool == "Monitor" {
+		for _, r := range toolRules(rules, "Monitor") {
+			if !r.HasSpecifier && !r.Names("Bash") {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
 // writableDirs are the directories besides the workspace where a command's
 // writes need only workspace-write: the literal allowWrite paths (and the
 // base of a "dir/**"), and the sandbox's private /tmp.
@@ -152,11 +168,11 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	if why != "" {
 		where += ": " + why
 	}
-	a.step("classify", "Bash %s requires %s", abbrev(req.Command), a.required)
+	a.step("classify", "%s %s requires %s", req.Tool, abbrev(req.Command), a.required)
 	a.step("sandbox", "%s", where)
 
 	// deny rules: any command they match, wrapped, nested or substituted
-	deny := toolRules(p.Permissions.Deny, "Bash")
+	deny := shellRules(p.Permissions.Deny, req.Tool)
 	for _, r := range deny {
 		pat, err := shell.ParsePattern(r.bashSpec())
 		if err != nil {
@@ -169,7 +185,7 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 			break
 		}
 	}
-	askRules := toolRules(p.Permissions.Ask, "Bash")
+	askRules := shellRules(p.Permissions.Ask, req.Tool)
 	switch {
 	case a.deny == nil && len(deny) > 0:
 		a.unsure = unsure(s, "deny")
@@ -194,7 +210,7 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	// allow rules: every command, known now
 	var ps shell.Patterns
 	var names []string
-	for _, r := range toolRules(p.Permissions.Allow, "Bash") {
+	for _, r := range shellRules(p.Permissions.Allow, req.Tool) {
 		if pat, err := shell.ParsePattern(r.bashSpec()); err == nil {
 			ps = append(ps, pat)
 			names = append(names, r.String())

@@ -99,8 +99,8 @@ func ParseClaudeHook(data []byte) (*ClaudeHookInput, error) {
 		return nil, bad("tool_input: %v", err)
 	}
 	in.ToolInput = ms
-	if in.ToolName == "Bash" {
-		v, ok := in.member("command")
+	// Monitor runs its command, when it has one, through the shell as Bash.
+	if v, ok := in.member("command"); in.ToolName == "Bash" || in.ToolName == "Monitor" && ok && string(v) != "null" {
 		if !ok {
 			return nil, bad("tool_input has no command")
 		}
@@ -259,6 +259,9 @@ func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
 				return req, fmt.Errorf("%w: tool_input.dangerouslyDisableSandbox is not true or false", ErrHookInput)
 			}
 		}
+	case "Monitor":
+		// a command (judged as Bash) or a WebSocket (any other tool)
+		req.Command, err = get("command", false)
 	case "Read":
 		req.Path, err = get("file_path", true)
 		_, off := in.member("offset")
@@ -453,8 +456,8 @@ func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Answer builds the hook's answer to a decision. For a Bash command that
-// runs sandboxed and is not denied, updatedInput is the tool input with
+// Answer builds the hook's answer to a decision. For a Bash (or Monitor)
+// command that runs sandboxed and is not denied, updatedInput is the tool input with
 // every member kept as it came and command rewritten to run under cordon
 // (rc); other answers carry no updatedInput.
 func (in *ClaudeHookInput) Answer(d Decision, rc RunCommand) (ClaudeHookOutput, error) {
@@ -463,7 +466,7 @@ func (in *ClaudeHookInput) Answer(d Decision, rc RunCommand) (ClaudeHookOutput, 
 		PermissionDecision:       d.Verdict,
 		PermissionDecisionReason: "cordon: " + d.Reason,
 	}}
-	if in.ToolName != "Bash" || !d.Sandboxed || d.Verdict == VerdictDeny {
+	if in.ToolName != "Bash" && in.ToolName != "Monitor" || !d.Sandboxed || d.Verdict == VerdictDeny {
 		return out, nil
 	}
 	raw, _ := in.member("command")

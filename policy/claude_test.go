@@ -98,7 +98,7 @@ func checkUpdatedInput(t *testing.T, raw []byte, out *ClaudeHookOutput, ws strin
 	if len(upd) == 0 {
 		return
 	}
-	if in.ToolName != "Bash" {
+	if in.ToolName != "Bash" && in.ToolName != "Monitor" {
 		t.Fatalf("updatedInput for %s", in.ToolName)
 	}
 	var got map[string]json.RawMessage

@@ -54,7 +54,7 @@ func (req Request) toolInput() json.RawMessage {
 		return req.Input
 	}
 	m := map[string]any{}
-	switch kindOf(req.Tool) {
+	switch req.kind() {
 	case kindBash:
 		m["command"] = req.Command
 		if req.DisableSandbox {

@@ -19,7 +19,7 @@ func checkCommand() *cli.Command {
 		ArgsUsage: "[--] COMMAND | PATH | URL",
 		Description: "Decides, without running anything, whether an agent's tool call may be attempted " +
 			"(allow, ask or deny), what it requires, whether it would run sandboxed, and why, step by step. " +
-			"For Bash (the default) the input is one command line (several arguments are joined with spaces); " +
+			"For Bash (the default) and Monitor the input is one command line (several arguments are joined with spaces); " +
 			"for Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep and LS a path; for WebFetch a URL; " +
 			"for any other tool nothing or its tool_input as a JSON object (a tool no rule decides is \"defer\": " +
 			"Claude Code's own rules decide it). " +
@@ -27,7 +27,7 @@ func checkCommand() *cli.Command {
 			"Exit status: 0 when a decision (or the summary) is printed, whatever it is; 125 for bad input " +
 			"(no input, bad flags or settings). See docs/claude-code.md.",
 		Flags: append(policyFlags(),
-			&cli.StringFlag{Name: "tool", Value: "Bash", Usage: "the tool: Bash, Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep, LS, WebFetch, or any other (its rules only)"},
+			&cli.StringFlag{Name: "tool", Value: "Bash", Usage: "the tool: Bash, Monitor (its command), Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep, LS, WebFetch, or any other (its rules only)"},
 			&cli.BoolFlag{Name: "dangerously-disable-sandbox", Usage: "the Bash call asks to run outside the sandbox"},
 			&cli.BoolFlag{Name: "summary", Usage: "print what the sandbox allows, for an agent's system prompt, instead of a decision"},
 		),
@@ -75,7 +75,7 @@ func checkRequest(cmd *cli.Command) (policy.Request, error) {
 		return args[0], nil
 	}
 	switch req.Tool {
-	case "Bash":
+	case "Bash", "Monitor":
 		if len(args) == 0 {
 			return req, fmt.Errorf("no command given (usage: cordon check [flags] -- 'COMMAND')")
 		}

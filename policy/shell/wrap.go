@@ -231,7 +231,7 @@ func runsOperand(base string) bool {
 		"micromamba", "pnpm", "yarn", "direnv", "mise", "source", ".":
 		return base == "source" || base == "."
 	}
-	return handlers()[base] != nil || interpreters[base]
+	return handlers()[base] != nil || interpreters()[base]
 }
 
 // shells are the programs whose -c argument is a shell script.

@@ -308,7 +308,7 @@ func TestSettingsRuleKinds(t *testing.T) {
 			t.Parallel()
 			b := newBox(t, c)
 			locked := b.writeAt("ws/locked.txt", "locked\n")
-			b.writeAt("home/.claude/settings.json", `{"sandbox": {"filesystem": {"denyWrite": ["./locked.txt"]}}}`)
+			b.writeAt("ws/.claude/settings.json", `{"sandbox": {"filesystem": {"denyWrite": ["./locked.txt"]}}}`)
 			for _, script := range []string{"echo changed > locked.txt", "echo more >> locked.txt", "rm -f locked.txt", "mv locked.txt moved.txt", "chmod 600 locked.txt"} {
 				if r := b.sh(script); r.code == 0 {
 					t.Errorf("%q succeeded on a denyWrite file:\n%s", script, r)
@@ -577,22 +577,27 @@ func TestSettingsRuleKinds(t *testing.T) {
 			t.Parallel()
 			b := newBox(t, c)
 			sub := b.mkdirAt("ws/sub")
-			for _, rel := range []string{"abs-secret", "home/home-secret", "ws/proj-secret", "ws/sub/cwd-secret", "ws/sub/bare-secret",
+			// Claude Code's sandbox block: "/x" and "//x" absolute, "x" and
+			// "./x" in the project (the workspace); a permission rule's "/x"
+			// in the project, "x" below the current directory.
+			for _, rel := range []string{"abs-secret", "abs2-secret", "home/home-secret", "ws/proj-secret", "ws/bare-secret", "ws/rule-proj", "ws/sub/rule-cwd",
 				"srt-abs", "ws/sub/srt-rel",
 				// controls: the same names where the other forms would put them
-				"ws/sub/proj-secret", "ws/cwd-secret", "ws/bare-secret", "ws/srt-rel"} {
-				b.writeAt(rel, rel+"-"+b.token+"\n")
+				"ws/abs-secret", "ws/sub/proj-secret", "ws/sub/bare-secret", "ws/sub/rule-proj", "ws/rule-cwd", "ws/srt-rel"} {
+				b.writeAt(rel, "<"+rel+">"+b.token+"\n")
 			}
-			b.writeAt("ws/.claude/settings.json", fmt.Sprintf(`{"sandbox": {"filesystem": {"denyRead": ["/%s/abs-secret", "~/home-secret", "/proj-secret", "./cwd-secret", "bare-secret"]}}}`, b.dir))
+			b.writeAt("ws/.claude/settings.json", fmt.Sprintf(`{"sandbox": {"filesystem": {"denyRead": ["%s/abs-secret", "/%s/abs2-secret", "~/home-secret", "./proj-secret", "bare-secret"]}},
+				"permissions": {"deny": ["Read(/rule-proj)", "Read(./rule-cwd)"]}}`, b.dir, b.dir))
 			b.writeAt("home/.srt-settings.json", fmt.Sprintf(`{"filesystem": {"denyRead": ["%s/srt-abs", "srt-rel"]}}`, b.dir))
 			r := b.runSpec(runSpec{dir: sub, flags: []string{"--workspace", b.ws}, args: []string{"sh", "-c",
-				`cat ` + strings.Join([]string{b.dir + "/abs-secret", b.home + "/home-secret", b.ws + "/proj-secret", sub + "/cwd-secret", sub + "/bare-secret",
-					b.dir + "/srt-abs", sub + "/srt-rel", sub + "/proj-secret", b.ws + "/cwd-secret", b.ws + "/bare-secret", b.ws + "/srt-rel"}, " ")}})
-			for _, rel := range []string{"abs-secret", "home/home-secret", "ws/proj-secret", "ws/sub/cwd-secret", "ws/sub/bare-secret", "srt-abs", "ws/sub/srt-rel"} {
-				checkHidden(t, r, rel, rel+"-"+b.token)
+				`cat ` + strings.Join([]string{b.dir + "/abs-secret", b.dir + "/abs2-secret", b.home + "/home-secret", b.ws + "/proj-secret", b.ws + "/bare-secret",
+					b.ws + "/rule-proj", sub + "/rule-cwd", b.dir + "/srt-abs", sub + "/srt-rel",
+					b.ws + "/abs-secret", sub + "/proj-secret", sub + "/bare-secret", sub + "/rule-proj", b.ws + "/rule-cwd", b.ws + "/srt-rel"}, " ")}})
+			for _, rel := range []string{"abs-secret", "abs2-secret", "home/home-secret", "ws/proj-secret", "ws/bare-secret", "ws/rule-proj", "ws/sub/rule-cwd", "srt-abs", "ws/sub/srt-rel"} {
+				checkHidden(t, r, rel, "<"+rel+">"+b.token)
 			}
-			for _, rel := range []string{"ws/sub/proj-secret", "ws/cwd-secret", "ws/bare-secret", "ws/srt-rel"} {
-				checkShown(t, r, rel+" (named by no rule)", rel+"-"+b.token)
+			for _, rel := range []string{"ws/abs-secret", "ws/sub/proj-secret", "ws/sub/bare-secret", "ws/sub/rule-proj", "ws/rule-cwd", "ws/srt-rel"} {
+				checkShown(t, r, rel+" (named by no rule)", "<"+rel+">"+b.token)
 			}
 		})
 	})

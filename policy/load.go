@@ -115,7 +115,8 @@ func discover(o LoadOptions) (*inputs, error) {
 	ws := o.Workspace
 	cands := []candidate{
 		{filepath.Join(o.Home, ".srt-settings.json"), ScopeUser, formatSRT, ""},
-		{filepath.Join(o.Home, ".claude", "settings.json"), ScopeUser, formatClaude, o.Home},
+		// Claude Code's "/x" in the user's file is in ~/.claude.
+		{filepath.Join(o.Home, ".claude", "settings.json"), ScopeUser, formatClaude, filepath.Join(o.Home, ".claude")},
 		{filepath.Join(o.ConfigHome, "cordon", "settings.json"), ScopeUser, formatCordon, o.Home},
 		{filepath.Join(ws, ".claude", "settings.json"), ScopeProject, formatClaude, ws},
 		{filepath.Join(ws, ".cordon", "settings.json"), ScopeProject, formatCordon, ws},
@@ -141,7 +142,13 @@ func discover(o LoadOptions) (*inputs, error) {
 		fsys = hostFS{}
 	}
 	for _, f := range managed {
-		cands = append(cands, candidate{f, ScopeManaged, formatClaude, "/"})
+		// Claude Code's "/x" in its managed files is in the project;
+		// cordon's own managed file keeps "/x" absolute.
+		base := ws
+		if filepath.Dir(f) == "/etc/cordon" {
+			base = "/"
+		}
+		cands = append(cands, candidate{f, ScopeManaged, formatClaude, base})
 		if filepath.Base(f) != "managed-settings.json" {
 			continue
 		}
@@ -155,7 +162,7 @@ func discover(o LoadOptions) (*inputs, error) {
 		}
 		for _, e := range entries {
 			if name := e.Name(); !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".json") {
-				cands = append(cands, candidate{filepath.Join(dir, name), ScopeManaged, formatClaude, "/"})
+				cands = append(cands, candidate{filepath.Join(dir, name), ScopeManaged, formatClaude, base})
 			}
 		}
 	}
@@ -310,8 +317,13 @@ func readLayer(file string, data []byte, scope Scope, f format, o LoadOptions, b
 		return nil, &SettingsError{File: file, Msg: err.Error()}
 	}
 	l := &layer{file: file, scope: scope, base: base}
-	d := &decoder{l: l, format: f, home: o.Home, cwd: o.Cwd}
+	d := &decoder{l: l, format: f, home: o.Home, cwd: o.Cwd, ruleDir: o.Cwd}
 	d.pathDir = func(raw string) (string, error) { return expandPath(raw, f, o, base) }
+	if f == formatClaude || f == formatAny {
+		// Claude Code reads its sandbox block's paths as paths: "/x" is
+		// absolute, "x" is in the file's project.
+		d.sandboxPathDir = func(raw string) (string, error) { return expandSandboxPath(raw, o, base) }
+	}
 	// sandbox-runtime's blocks keep its path rules in any file.
 	d.srtPathDir = func(raw string) (string, error) { return expandPath(raw, formatSRT, o, base) }
 	if err := d.decode(root); err != nil {
@@ -350,6 +362,30 @@ func expandPath(raw string, f format, o LoadOptions, base string) (string, error
 		abs = EscapePattern(o.Cwd) + "/" + raw
 	}
 	return cleanPattern(abs), nil
+}
+
+// expandSandboxPath turns a path of Claude Code's sandbox block into an
+// absolute pattern, as Claude Code does: `//x` and `/x` are the absolute
+// /x, `~/x` is in the home, `x` and `./x` are relative to root, the
+// project of the file (the workspace, ~/.claude for the user's file, a
+// --settings file's directory).
+func expandSandboxPath(raw string, o LoadOptions, root string) (string, error) {
+	switch {
+	case raw == "":
+		return "", fmt.Errorf("empty path")
+	case strings.ContainsRune(raw, 0):
+		return "", fmt.Errorf("NUL in a path")
+	case raw == "~" || strings.HasPrefix(raw, "~/"):
+		return cleanPattern(EscapePattern(o.Home) + raw[1:]), nil
+	case strings.HasPrefix(raw, "~"):
+		return "", fmt.Errorf("%q: only the caller's own home (~/...) can be named", raw)
+	case strings.HasPrefix(raw, "/"):
+		return cleanPattern(raw), nil
+	}
+	if root == "" || root == "/" {
+		root = o.Cwd
+	}
+	return cleanPattern(EscapePattern(root) + "/" + raw), nil
 }
 
 // cleanPattern cleans a pattern like a path ("a//b/./c/../d" → "a/b/d")

@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -464,8 +466,8 @@ func TestFlagLimits(t *testing.T) {
 }
 
 // TestRuleNamedTwice: the same rule text in two files can name two paths
-// ("/x" is relative to each file's project): both are kept, not the
-// first one's alone.
+// ("/x" is relative to each file's project: ~/.claude for the user's
+// Claude Code file): both are kept, not the first one's alone.
 func TestRuleNamedTwice(t *testing.T) {
 	fsys := fstest.MapFS{
 		"etc/cordon/managed-settings.json": {Data: []byte(`{"permissions": {"deny": ["Read(/secrets/**)"]}}`)},
@@ -479,7 +481,7 @@ func TestRuleNamedTwice(t *testing.T) {
 	for _, r := range p.Permissions.Deny {
 		paths = append(paths, r.Path)
 	}
-	if diff := cmp.Diff([]string{"/home/u/secrets/**", "/secrets/**"}, paths); diff != "" {
+	if diff := cmp.Diff([]string{"/home/u/.claude/secrets/**", "/secrets/**"}, paths); diff != "" {
 		t.Errorf("deny rule paths (-want +got):\n%s", diff)
 	}
 }
@@ -674,5 +676,70 @@ func TestManagedDropIns(t *testing.T) {
 	}
 	if p.FailIfUnavailable {
 		t.Error("failIfUnavailable: want 20-security.json's false, the last file's")
+	}
+}
+
+// TestClaudePathForms: paths mean in cordon what they mean in Claude
+// Code. The sandbox block's "/x" is the absolute /x and its "x" is in the
+// file's project (cordon read "/etc/secret" as WORKSPACE/etc/secret: a
+// denyRead that hid nothing); a rule's "/x" is in ~/.claude in the user's
+// file and in the project in a managed file (cordon read it as ~/x and as
+// /x).
+func TestClaudePathForms(t *testing.T) {
+	fsys := fstest.MapFS{
+		"home/u/.claude/settings.json": {Data: []byte(`{"permissions": {"deny": ["Read(/secrets/**)"]},
+			"sandbox": {"filesystem": {"denyRead": ["/etc/secret", "//opt/x", "~/.kube", "rel"]}}}`)},
+		"ws/.claude/settings.json":              {Data: []byte(`{"sandbox": {"filesystem": {"denyRead": ["/srv/key", "./out"]}, "credentials": {"files": [{"path": "/etc/tok", "mode": "deny"}]}}}`)},
+		"etc/claude-code/managed-settings.json": {Data: []byte(`{"permissions": {"deny": ["Read(/.env)"]}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{"/etc/claude-code/managed-settings.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/home/u/.claude/secrets/**", "/etc/secret", "/opt/x", "/home/u/.kube", "/home/u/.claude/rel", "/srv/key", "/ws/out", "/etc/tok", "/ws/.env"} {
+		if !slices.Contains(p.Filesystem.DenyRead, want) {
+			t.Errorf("denyRead %v lacks %s", p.Filesystem.DenyRead, want)
+		}
+	}
+}
+
+// TestRuleGitignore: a rule's relative path is matched as Claude Code
+// matches it, the gitignore way: a name without a slash at any depth
+// below the current directory, and in a deny or ask rule `dir/**` too.
+// cordon matched `Read(.env)` at the top only: a deny that let
+// sub/.env be read. The sandbox takes the path below the current
+// directory, as Claude Code's does.
+func TestRuleGitignore(t *testing.T) {
+	f := newFixture(t)
+	for _, rel := range []string{"sub/.env", "sub/secrets/k", "sub/src/x.go", "sub/a.pem"} {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(f.ws, rel)), 0o755))
+		must(t, os.WriteFile(filepath.Join(f.ws, rel), []byte("x\n"), 0o644))
+	}
+	p := f.load(t, "gitignore", `{"permissions": {
+		"deny": ["Read(.env)", "Read(./secrets/**)", "Read(*.pem)"],
+		"allow": ["Edit(src/**)"]
+	}}`)
+	for _, tc := range []struct {
+		tool, path string
+		want       Verdict
+	}{
+		{"Read", ".env", VerdictDeny},
+		{"Read", "sub/.env", VerdictDeny},
+		{"Read", "sub/secrets/k", VerdictDeny},
+		{"Read", "sub/a.pem", VerdictDeny},
+		{"Read", "sub/src/x.go", VerdictAllow},
+		{"Edit", "src/main.go", VerdictAllow},
+		{"Edit", "sub/src/x.go", VerdictAsk},
+	} {
+		d, err := p.Authorize(context.Background(), Request{Tool: tc.tool, Path: tc.path, Cwd: f.ws, Mode: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict != tc.want {
+			t.Errorf("%s %s: %s (%s), want %s", tc.tool, tc.path, d.Verdict, d.Reason, tc.want)
+		}
+	}
+	if !slices.Contains(p.Filesystem.DenyRead, filepath.Join(f.ws, ".env")) {
+		t.Errorf("denyRead %v: want %s, as Claude Code's sandbox takes Read(.env)", p.Filesystem.DenyRead, filepath.Join(f.ws, ".env"))
 	}
 }

@@ -122,6 +122,13 @@ type decoder struct {
 	pathDir func(raw string) (string, error)
 	// srtPathDir expands paths in sandbox-runtime's top-level blocks.
 	srtPathDir func(raw string) (string, error)
+	// sandboxPathDir expands the paths of Claude Code's sandbox block and
+	// permissions.additionalDirectories: "/x" is absolute, "x" relative
+	// to the file's project (nil: pathDir).
+	sandboxPathDir func(raw string) (string, error)
+	// ruleDir is the directory a permission rule's relative path is
+	// relative to (the current directory).
+	ruleDir string
 }
 
 func (d *decoder) errAt(pos Pos, format string, args ...any) error {
@@ -405,6 +412,11 @@ func (d *decoder) decode(root *node) error {
 		case "permissions":
 			return d.permissions(v)
 		case "sandbox":
+			if d.sandboxPathDir != nil {
+				saved := d.pathDir
+				d.pathDir = d.sandboxPathDir
+				defer func() { d.pathDir = saved }()
+			}
 			return d.sandbox(v)
 		case "cordon":
 			return d.cordon(v)
@@ -809,7 +821,11 @@ func (d *decoder) permissions(n *node) error {
 			}
 		case "additionalDirectories":
 			// Directories, not patterns: "~/p[1]" is that directory.
-			l.additionalDirs, err = d.strings(v, name, func(s string) (string, error) { return d.pathDir(EscapePattern(s)) })
+			dir := d.pathDir
+			if d.sandboxPathDir != nil {
+				dir = d.sandboxPathDir
+			}
+			l.additionalDirs, err = d.strings(v, name, func(s string) (string, error) { return dir(EscapePattern(s)) })
 		case "disableBypassPermissionsMode":
 			l.disableBypass, err = d.str(v, name)
 			if err == nil && l.disableBypass.V != "disable" {
@@ -869,25 +885,72 @@ func (d *decoder) rules(n *node, key string, allow bool) ([]entry, error) {
 	return out, nil
 }
 
-// rulePaths records the path patterns of file tools' rules.
+// rulePaths records the path patterns of file tools' ask rules.
 func (d *decoder) rulePaths(rules []entry) error {
 	for _, e := range rules {
 		r, _ := ParseRule(e.V)
 		if isPath, _ := r.pathTool(); isPath {
-			p, err := d.pathDir(r.Specifier)
-			if err == nil {
-				err = ValidatePattern(p)
+			if _, err := d.rulePath(r, e, false); err != nil {
+				return err
 			}
-			if err != nil {
-				return &SettingsError{File: d.l.file, Pos: Pos{e.Src.Line, e.Src.Col}, Msg: fmt.Sprintf("rule %s: %v", e.V, err)}
-			}
-			if d.l.rulePaths == nil {
-				d.l.rulePaths = map[string]string{}
-			}
-			d.l.rulePaths[e.V] = p
 		}
 	}
 	return nil
+}
+
+// rulePath resolves a file tool's rule against this file, records the
+// pattern its decisions match (Rule.Path) and returns the one the sandbox
+// takes. They differ for a relative path: Claude Code's decisions read it
+// as gitignore does, relative to the current directory (a name without
+// a slash, `.env`, `*.env`, at any depth; in a deny or ask rule a
+// directory and its contents, `secrets/**`, too), while its sandbox takes
+// it as a path below the current directory.
+func (d *decoder) rulePath(r Rule, e entry, allow bool) (string, error) {
+	p, err := d.pathDir(r.Specifier)
+	if err == nil {
+		err = ValidatePattern(p)
+	}
+	if err != nil {
+		return "", &SettingsError{File: d.l.file, Pos: Pos{e.Src.Line, e.Src.Col}, Msg: fmt.Sprintf("rule %s: %v", e.V, err)}
+	}
+	decide := p
+	if rel, ok := anyDepth(r.Specifier, allow); ok && d.ruleDir != "" {
+		decide = cleanPattern(EscapePattern(d.ruleDir) + "/" + rel)
+		if ValidatePattern(decide) != nil {
+			decide = p
+		}
+	}
+	if d.l.rulePaths == nil {
+		d.l.rulePaths = map[string]string{}
+	}
+	d.l.rulePaths[e.V] = decide
+	return p, nil
+}
+
+// anyDepth returns a relative rule path as gitignore matches it below
+// the current directory, "**/" before a pattern that matches at any
+// depth, and whether the path is relative at all.
+func anyDepth(spec string, allow bool) (string, bool) {
+	if spec == "" || spec[0] == '/' || spec[0] == '~' {
+		return "", false
+	}
+	rel := spec
+	for strings.HasPrefix(rel, "./") {
+		rel = rel[2:]
+	}
+	core := strings.TrimSuffix(rel, "/")
+	first, rest, nested := strings.Cut(core, "/")
+	switch {
+	case core == "" || core == "." || core == ".." || first == ".." || first == "**":
+		return rel, true
+	case !nested:
+		// a name without a slash matches at any depth
+		return "**/" + rel, true
+	case !allow && rest == "**" && !strings.Contains(first, "/"):
+		// Claude Code's deny and ask rules take `dir/**` at any depth
+		return "**/" + rel, true
+	}
+	return rel, true
 }
 
 // ruleEffects feeds the sandbox from permission rules, as Claude Code does:
@@ -898,18 +961,11 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 	for _, e := range rules {
 		r, _ := ParseRule(e.V)
 		if isPath, writes := r.pathTool(); isPath {
-			p, err := d.pathDir(r.Specifier)
-			if err == nil {
-				err = ValidatePattern(p)
-			}
+			p, err := d.rulePath(r, e, allow)
 			if err != nil {
-				return &SettingsError{File: l.file, Pos: Pos{e.Src.Line, e.Src.Col}, Msg: fmt.Sprintf("rule %s: %v", e.V, err)}
+				return err
 			}
 			pe := entry{p, e.Src, e.V}
-			if l.rulePaths == nil {
-				l.rulePaths = map[string]string{}
-			}
-			l.rulePaths[e.V] = p
 			switch {
 			case writes && allow:
 				l.allowWrite = append(l.allowWrite, pe)

@@ -161,6 +161,12 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 		a.need(f.Command, levelMode(f.Level), f.Reason)
 	}
 	a.required = max(a.required, levelMode(cl.Level))
+	if !sandboxed && a.required > ReadOnly && strings.Trim(req.Command, bashBlanks) != "" {
+		// Only the sandbox keeps a command to the workspace: outside it,
+		// a build, a test, an install run with all the user's rights,
+		// which Claude Code asks about in its default mode.
+		a.need(abbrev(req.Command), DangerFullAccess, "runs outside the sandbox, where nothing keeps what it needs ("+a.required.String()+") to the workspace")
+	}
 	where := "runs sandboxed"
 	if !sandboxed {
 		where = "runs outside the sandbox"

@@ -41,8 +41,8 @@ type Request struct {
 	Path string
 	// Size is, for Write, the length of the content to write.
 	Size int64
-	// Partial is set for a Read of part of a file (offset, limit): the size
-	// limit does not apply.
+	// Partial is set for a Read of part of a file (offset, limit, or a
+	// PDF's pages): the size limit does not apply.
 	Partial bool
 	// URL is WebFetch's.
 	URL string

@@ -264,9 +264,11 @@ func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
 		req.Command, err = get("command", false)
 	case "Read":
 		req.Path, err = get("file_path", true)
+		// offset and limit take lines, pages a PDF's pages: a part
 		_, off := in.member("offset")
 		_, lim := in.member("limit")
-		req.Partial = off || lim
+		_, pages := in.member("pages")
+		req.Partial = off || lim || pages
 	case "Write":
 		req.Path, err = get("file_path", true)
 		if err == nil {

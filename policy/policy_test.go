@@ -123,10 +123,17 @@ func TestEnvFilter(t *testing.T) {
 		"ANTHROPIC_API_KEY=k", "AWS_SECRET_ACCESS_KEY=s", "AWS_SESSION_TOKEN=s", "AWS_ACCESS_KEY_ID=id",
 		"SSH_AUTH_SOCK=/s", "DB_PASSWORD=p", "STRIPE_SECRET=s", "CLIENT_SECRET_ID=s", "MY_PRIVATE_KEY=k",
 		"GOOGLE_APPLICATION_CREDENTIALS=/k.json", "_LIBCONTAINER_INITPIPE=3", "NOEQUALS", "=empty",
+		// secrets under names of their own
+		"PGPASSWORD=pw", "MYSQL_PWD=pw", "GPG_PASSPHRASE=pw", "CI_JOB_JWT=jwt", "PRIVATE_KEY=k",
+		"SECRET_KEY_BASE=s", "SENTRY_DSN=https://k@sentry.io/1", "SLACK_WEBHOOK_URL=https://hooks.slack.com/x",
+		"TOKEN=t", "API_KEY=k", "APIKEY=k", "GITHUB_PAT=p", "SMTP_PASS=p",
+		// and names that only look like them
+		"PWD=/w", "OLDPWD=/", "PASSAGE=1", "PATH_INFO=x", "DATABASE_URL=postgres://localhost/app",
 	}
 	want := []string{
 		"PATH=/usr/bin", "HOME=/h", "LANG=C.UTF-8", "MY_SETTING=1", "TOKENIZER=x", "SECRETARY=1",
 		"AWS_ACCESS_KEY_ID=id",
+		"PWD=/w", "OLDPWD=/", "PASSAGE=1", "PATH_INFO=x", "DATABASE_URL=postgres://localhost/app",
 	}
 	if diff := cmp.Diff(want, p.Env.Filter(in)); diff != "" {
 		t.Errorf("Filter (-want +got):\n%s", diff)

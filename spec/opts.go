@@ -72,25 +72,16 @@ func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
 	}
 }
 
-// secretNames are names of variables that hold secrets under names the
-// policy's default deny list (*_TOKEN, *_PASSWORD, ...) misses: libpq's
-// PGPASSWORD, MySQL's MYSQL_PWD, passphrases, JWTs, Sentry DSNs, webhook
-// URLs. They belong in the policy's default cordon.env.deny; until they
-// are there, they are dropped here unless cordon.env.allow lets them in.
-var secretNames = []string{
-	"*PASSWORD*", "*PASSWD*", "*_PWD", "*PASSPHRASE*", "*_JWT", "*_JWT_*",
-	"*PRIVATE_KEY*", "SECRET_*", "*_SECRET*", "*_DSN", "*WEBHOOK_URL",
-}
-
-// withoutSecrets drops the variables whose name is a secretName, and those
-// whose value is a URL carrying a password (postgres://app:pw@db/app,
-// redis://:pw@cache): a DATABASE_URL without one is kept.
+// withoutSecrets drops the variables whose value is a URL carrying a
+// password (postgres://app:pw@db/app, redis://:pw@cache), whatever their
+// name, unless allow (cordon.env.allow) names them: a DATABASE_URL without
+// one is kept. Secrets known by their names are the policy's
+// cordon.env.deny.
 func withoutSecrets(env, allow []string) []string {
-	byName := policy.Env{Deny: secretNames, Allow: allow}
 	byValue := policy.Env{Deny: []string{"*"}, Allow: allow}
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, value, _ := strings.Cut(kv, "=")
-		return byName.Denies(name) || urlPassword(value) && byValue.Denies(name)
+		return urlPassword(value) && byValue.Denies(name)
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSignalsForwarded: SIGTERM, SIGINT and SIGHUP sent to cordon reach the
@@ -82,6 +84,38 @@ for f in /proc/[0-9]*/stat; do set -- $(cat $f 2>/dev/null) && echo "proc $1 $2 
 			if f := strings.Fields(l); len(f) == 4 && f[0] == "proc" && f[3] == "Z" {
 				t.Errorf("zombie in the sandbox: %s\n%s", l, r)
 			}
+		}
+	})
+}
+
+// TestSignalDuringStartup: SIGTERM or SIGHUP sent to cordon at any moment
+// of its start ends the run: cordon dies of it (before it takes signals,
+// and the sandbox with it), or the command does. Forwarded while the
+// sandbox's init was still setting itself up, the signal used to be lost
+// (a pid namespace's init gets no signal it has no handler for), and the
+// command ran on. (SIGINT takes the same way; a shell starts background
+// jobs with it ignored, so it is left out.)
+func TestSignalDuringStartup(t *testing.T) {
+	t.Parallel()
+	sigs := []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP}
+	eachCaller(t, func(t *testing.T, c *caller) {
+		for _, sig := range sigs {
+			t.Run(unix.SignalName(sig), func(t *testing.T) {
+				t.Parallel()
+				b := newBox(t, c)
+				for d := time.Duration(0); d <= 30*time.Millisecond; d += 2 * time.Millisecond {
+					r := b.start(runSpec{args: []string{"sh", "-c", "exec sleep " + uniqueSleep(310)}})
+					time.Sleep(d)
+					must(t, r.cmd.Process.Signal(sig))
+					res := r.waitFor(5 * time.Second)
+					if res.code != -1 && res.code != 128+int(sig) {
+						t.Errorf("%s after %v: exit %d, want %d (or cordon killed by it)\n%s", unix.SignalName(sig), d, res.code, 128+int(sig), res)
+					}
+				}
+				if ps := b.sandboxProcs(); len(ps) != 0 {
+					t.Errorf("processes left: %v", ps)
+				}
+			})
 		}
 	})
 }

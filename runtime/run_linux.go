@@ -12,6 +12,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -153,6 +154,8 @@ type sandbox struct {
 	reported int
 	// pooled: the sandbox was made before its command (see Pooled).
 	pooled bool
+	// initBlocks: the init was seen blocking the signals it forwards.
+	initBlocks bool
 	// cgroupPaths are the sandbox's cgroup directories, read while its
 	// command ran or, pooled, while it waited (usage reads them).
 	cgroupPaths map[string]string
@@ -389,6 +392,9 @@ func (sb *sandbox) wait(ctx context.Context, sigs <-chan os.Signal, term *termin
 	for {
 		select {
 		case sig := <-sigs:
+			if !sb.initBlocks {
+				sb.initBlocks = awaitBlocked(process, sig.(unix.Signal), initBlockLimit)
+			}
 			forward(container, term, sig.(unix.Signal), sb.pooled)
 		case <-ctx.Done():
 			_ = container.Signal(unix.SIGKILL)
@@ -459,6 +465,51 @@ func start(c *libcontainer.Container, p *libcontainer.Process, released <-chan s
 		}
 	}()
 	return <-errc
+}
+
+// initBlockLimit bounds how long a signal waits for the init to block it.
+const initBlockLimit = 2 * time.Second
+
+// awaitBlocked waits, at most limit, until the sandbox's init blocks sig
+// (it then reads it from its signalfd and passes it on), and reports
+// whether it does. Until then the init is libcontainer's, or cordon's
+// setting itself up: a pid namespace's init gets no signal it has no
+// handler for, so a SIGTERM or SIGINT forwarded then would be lost and
+// the command would run on after cordon was told to stop it.
+func awaitBlocked(p *libcontainer.Process, sig unix.Signal, limit time.Duration) bool {
+	pid, err := p.Pid()
+	if err != nil {
+		return false
+	}
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	deadline := time.Now().Add(limit)
+	for {
+		data, err := os.ReadFile(path)
+		if err != nil || strings.Contains(string(data), "\nState:\tZ") {
+			return false // gone: nothing to wait for
+		}
+		if blocked, ok := sigBlocked(string(data), sig); ok && blocked {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// sigBlocked reads from a /proc/PID/status whether sig is in SigBlk.
+func sigBlocked(status string, sig unix.Signal) (blocked, ok bool) {
+	for line := range strings.Lines(status) {
+		if v, found := strings.CutPrefix(line, "SigBlk:"); found {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil || sig < 1 || sig > 64 {
+				return false, false
+			}
+			return mask&(1<<(uint(sig)-1)) != 0, true
+		}
+	}
+	return false, false
 }
 
 // forward passes a signal cordon received on to the sandbox's init, which

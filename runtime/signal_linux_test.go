@@ -65,3 +65,32 @@ func FuzzParseSignal(f *testing.F) {
 		}
 	})
 }
+
+func TestSigBlocked(t *testing.T) {
+	// The init's mask once it blocks everything it may (not SIGKILL, SIGSTOP).
+	const all = "Name:\tcordon\nState:\tS (sleeping)\nSigPnd:\t0000000000000000\nSigBlk:\tfffffffffffbfeff\nSigIgn:\t0000000000000000\n"
+	for _, tc := range []struct {
+		name    string
+		status  string
+		sig     unix.Signal
+		blocked bool
+		ok      bool
+	}{
+		{"blocked", all, unix.SIGTERM, true, true},
+		{"SIGHUP, bit 0", all, unix.SIGHUP, true, true},
+		{"SIGKILL never", all, unix.SIGKILL, false, true},
+		{"nothing blocked yet", "SigBlk:\t0000000000000000\n", unix.SIGTERM, false, true},
+		{"only SIGTERM", "SigBlk:\t0000000000004000\n", unix.SIGTERM, true, true},
+		{"only SIGTERM, asked SIGINT", "SigBlk:\t0000000000004000\n", unix.SIGINT, false, true},
+		{"no SigBlk line", "Name:\tx\n", unix.SIGTERM, false, false},
+		{"garbage", "SigBlk:\tzz\n", unix.SIGTERM, false, false},
+		{"signal 0", all, 0, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			blocked, ok := sigBlocked(tc.status, tc.sig)
+			if blocked != tc.blocked || ok != tc.ok {
+				t.Errorf("sigBlocked(%q, %d) = %v, %v; want %v, %v", tc.status, tc.sig, blocked, ok, tc.blocked, tc.ok)
+			}
+		})
+	}
+}

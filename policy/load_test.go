@@ -743,3 +743,20 @@ func TestRuleGitignore(t *testing.T) {
 		t.Errorf("denyRead %v: want %s, as Claude Code's sandbox takes Read(.env)", p.Filesystem.DenyRead, filepath.Join(f.ws, ".env"))
 	}
 }
+
+// TestNullIsUnset: a key whose value is null is no key, as in Claude
+// Code: its own example settings (examples/settings/settings-strict.json)
+// write "httpProxyPort": null, which made every cordon run exit 125. A
+// misspelt key is still an error.
+func TestNullIsUnset(t *testing.T) {
+	for _, tc := range []struct{ data, err string }{
+		{`{"sandbox": {"enabled": true, "network": {"allowedDomains": [], "httpProxyPort": null, "socksProxyPort": null}}}`, ""},
+		{`{"permissions": {"allow": null, "defaultMode": null}, "sandbox": {"filesystem": null}}`, ""},
+		{`{"sandbox": {"netwrk": null}}`, `unknown key "netwrk"`},
+	} {
+		_, err := readLayer("f.json", []byte(tc.data), ScopeUser, formatClaude, LoadOptions{Home: "/h", Cwd: "/w"}, "/h")
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: %v, want %q", tc.data, err, tc.err)
+		}
+	}
+}

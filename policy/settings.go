@@ -166,6 +166,11 @@ func (o *object) each(keys []string, fn func(key string, v *node) error) error {
 			}
 			continue
 		}
+		if m.value.kind == kindNull {
+			// null is no value, as in Claude Code ("httpProxyPort": null
+			// in its own example settings)
+			continue
+		}
 		if err := fn(m.key, m.value); err != nil {
 			return err
 		}

@@ -109,6 +109,22 @@ while n < 10000:
 				t.Errorf("/tmp/fill is %s KiB under an 8 MiB /tmp", out[len(out)-1])
 			}
 		})
+		t.Run("files in tmp", func(t *testing.T) {
+			t.Parallel()
+			requires(t, needTool("python3"))
+			b := newBox(t, c)
+			// Empty files cost no data, but each costs the host's kernel
+			// about 1 KiB: an 8 MiB /tmp holds at most 2048 of them.
+			script := "import errno\nn = 0\ntry:\n    while n < 10000:\n        open('/tmp/f%d' % n, 'w').close(); n += 1\nexcept OSError as e:\n    print(n, e.errno == errno.ENOSPC)"
+			r := b.runSpec(runSpec{flags: []string{"--tmp-size", "8M"}, args: []string{"python3", "-c", script}})
+			f := strings.Fields(r.stdout)
+			if r.code != 0 || len(f) != 2 || f[1] != "True" {
+				t.Fatalf("want ENOSPC before 10000 files in an 8 MiB /tmp:\n%s", r)
+			}
+			if n, _ := strconv.Atoi(f[0]); n > 2048 || n < 1000 {
+				t.Errorf("%d files made in an 8 MiB /tmp, want at most 2048", n)
+			}
+		})
 		t.Run("disk filler in the workspace", func(t *testing.T) {
 			t.Parallel()
 			requires(t, needTool("dd"))

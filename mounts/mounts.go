@@ -220,18 +220,32 @@ func HostView(m specs.Mount) (ok, dir bool) {
 	return false, false
 }
 
+// tmpfsInodeBytes is the size of a sandbox tmpfs per file it may hold.
+// A tmpfs's size bounds its data, not its files: by default it may hold
+// as many as half the machine's pages, and each costs the kernel about
+// 1 KiB that no size counts — 3 GiB of a 24 GiB host for a command that
+// creates empty files in /tmp, unaccounted where the sandbox has no
+// memory cgroup. One file per 4 KiB keeps that under a quarter of the
+// size.
+const tmpfsInodeBytes = 4096
+
+// tmpfsLimits are the options that bound a tmpfs of size bytes.
+func tmpfsLimits(size int64) []string {
+	return []string{fmt.Sprintf("size=%d", size), fmt.Sprintf("nr_inodes=%d", max(size/tmpfsInodeBytes, 1024))}
+}
+
 // systemMounts are the sandbox's own /proc, /dev, /sys and /tmp.
 func systemMounts(tmpSize int64) []specs.Mount {
 	tmpOpts := []string{"nosuid", "nodev", "mode=1777"}
 	if tmpSize > 0 {
-		tmpOpts = append(tmpOpts, fmt.Sprintf("size=%d", tmpSize))
+		tmpOpts = append(tmpOpts, tmpfsLimits(tmpSize)...)
 	}
 	return []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
-		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: append([]string{"nosuid", "strictatime", "mode=755"}, tmpfsLimits(64<<20)...)},
 		// No gid=5: the tty group is not mapped into a single-id user namespace.
 		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
-		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: append([]string{"nosuid", "noexec", "nodev", "mode=1777"}, tmpfsLimits(64<<20)...)},
 		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
 		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: tmpOpts},
 	}

@@ -182,9 +182,13 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	for _, r := range deny {
 		pat, err := shell.ParsePattern(r.bashSpec())
 		if err != nil {
-			// A deny rule that cannot be read must not fail open.
-			a.deny = &hit{rule: r.String(), detail: "cannot be read (" + err.Error() + "); every command is denied until it is fixed"}
-			break
+			// Not one simple command (`*| bash*`): Claude Code matches
+			// it against the command's text.
+			if r.matchesText(req.Command) {
+				a.deny = &hit{rule: r.String(), detail: commandText(nil, req.Command)}
+				break
+			}
+			continue
 		}
 		if h, ok := (shell.Patterns{pat}).Match(s); ok {
 			a.deny = &hit{rule: r.String(), detail: commandText(h.Command, req.Command)}
@@ -204,8 +208,11 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	for _, r := range askRules {
 		pat, err := shell.ParsePattern(r.bashSpec())
 		if err != nil {
-			a.ask = &hit{rule: r.String(), detail: "cannot be read (" + err.Error() + "); every command is asked until it is fixed"}
-			break
+			if r.matchesText(req.Command) {
+				a.ask = &hit{rule: r.String(), detail: commandText(nil, req.Command)}
+				break
+			}
+			continue
 		}
 		if h, ok := (shell.Patterns{pat}).Match(s); ok {
 			a.ask = &hit{rule: r.String(), detail: commandText(h.Command, req.Command)}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -16,6 +17,10 @@ import (
 // follows), each with an optional `:port`. Names are lowercased, a trailing
 // dot dropped, internationalised names turned into their ASCII form.
 func CheckDomainPattern(s string) (string, error) {
+	if !utf8.ValidString(s) {
+		// idna would read the bad bytes as U+FFFD: a name nobody wrote
+		return "", fmt.Errorf("%q is not UTF-8 text", s)
+	}
 	if strings.Contains(s, "://") || strings.ContainsAny(s, "/ \t?#@") {
 		return "", fmt.Errorf("%q is not a host name (write the name alone, as in example.com)", s)
 	}

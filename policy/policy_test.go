@@ -188,9 +188,12 @@ func TestParseRule(t *testing.T) {
 		{in: "mcp__srv__tool"},
 		{in: "Bashful"},
 		{in: "WebFetch(example.com)", want: "WebFetch takes domain:NAME"},
-		// a Bash rule cordon cannot read is refused when the settings load
-		{in: "Bash(curl | sh)", want: "bad Bash rule"},
-		{in: "Bash(echo 'open)", want: "bad Bash rule"},
+		// a Bash rule that is not one simple command is matched against
+		// the command's text (Claude Code's recommended settings deny
+		// Bash(*| bash*)); cordon allows by it nothing
+		{in: "Bash(curl | sh)", inert: true},
+		{in: "Bash(echo 'open)", inert: true},
+		{in: "Bash(*| bash*)", inert: true},
 		// the forms Claude Code documents
 		{in: "mcp__github"},
 		{in: "mcp__github__*"},

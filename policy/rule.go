@@ -128,10 +128,12 @@ func ParseRule(s string) (Rule, error) {
 		if i := strings.Index(r.Specifier, ":*"); i >= 0 && i != len(r.Specifier)-2 || r.Specifier == ":*" {
 			r.Inert = "Claude Code takes :* only at the end of a Bash rule, after a command, and skips it"
 		}
-		// A Bash rule cordon cannot read would be a deny that
-		// denies nothing, or an allow that allows too much.
-		if _, err := shell.ParsePattern(r.Specifier); err != nil {
-			return r, fmt.Errorf("rule %q: %w", s, err)
+		// A rule that is not one simple command (`*| bash*`, in Claude
+		// Code's own recommended settings) is matched, as Claude Code
+		// matches it, against the whole command's text (matchesText);
+		// cordon judges an allow only command by command.
+		if _, err := shell.ParsePattern(r.Specifier); err != nil && r.Inert == "" {
+			r.Inert = "cordon allows by rules of one simple command each (" + err.Error() + ")"
 		}
 	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead", "Glob", "Grep", "LS":
 		if strings.ContainsRune(r.Specifier, 0) {
@@ -288,6 +290,25 @@ func (r Rule) String() string {
 		return r.Tool
 	}
 	return r.Tool + "(" + escapeRule(r.Specifier) + ")"
+}
+
+// matchesText reports whether a Bash rule's specifier matches a command's
+// text as Claude Code matches it: `*` stands for any text, `cmd:*` is cmd
+// alone or followed by a space and anything, a final " *" (the rule's
+// only `*`) may match nothing.
+func (r Rule) matchesText(cmd string) bool {
+	if !r.HasSpecifier {
+		return true
+	}
+	cmd = strings.TrimSpace(cmd)
+	spec := r.Specifier
+	if prefix, ok := strings.CutSuffix(spec, ":*"); ok {
+		return cmd == prefix || strings.HasPrefix(cmd, prefix+" ")
+	}
+	if head, ok := strings.CutSuffix(spec, " *"); ok && !strings.Contains(head, "*") && cmd == head {
+		return true
+	}
+	return wildcardMatch(spec, cmd)
 }
 
 // bashSpec is a Bash rule as shell.ParsePattern reads it: the specifier

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -182,6 +183,22 @@ while n < 10000:
 			}
 			if n, _ := strconv.Atoi(f[0]); n >= 32 || n < 16 {
 				t.Errorf("%d files opened under a limit of 32", n)
+			}
+		})
+		t.Run("above the caller's hard limit", func(t *testing.T) {
+			t.Parallel()
+			requires(t, needTool("prlimit"))
+			b := newBox(t, c)
+			// The sandbox, in a user namespace, may not raise a hard
+			// limit: the caller's (lower) one is the command's.
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := b.command(ctx, runSpec{}, "run", "--open-files", "1024", "--", "grep", "open files", "/proc/self/limits")
+			cmd.Path = toolPath("prlimit")
+			cmd.Args = append([]string{"prlimit", "--nofile=256:256", "--", cordonBin}, cmd.Args[1:]...)
+			out, err := cmd.CombinedOutput()
+			if f := strings.Fields(string(out)); err != nil || len(f) < 5 || f[3] != "256" || f[4] != "256" {
+				t.Errorf("--open-files 1024 under a hard limit of 256: want the command to run with 256: %v\n%s", err, out)
 			}
 		})
 		t.Run("cpu", func(t *testing.T) {

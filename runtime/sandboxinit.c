@@ -1029,6 +1029,46 @@ static int receive_command(struct options *o, char ***envp, const char **what)
 	return 0;
 }
 
+/* set_rlimit sets a resource limit of the sandbox. A hard limit above the
+ * caller's own (ulimit -H, limits.conf) takes a privilege the sandbox
+ * never has, and would keep the command from starting at all: the
+ * caller's hard limit, which is tighter than asked, is kept then. */
+static int set_rlimit(int resource, struct rlimit want)
+{
+	struct rlimit cur;
+
+	if (setrlimit(resource, &want) == 0)
+		return 0;
+	if (errno != EPERM || getrlimit(resource, &cur) < 0 || cur.rlim_max == RLIM_INFINITY ||
+	    (want.rlim_max != RLIM_INFINITY && want.rlim_max <= cur.rlim_max)) {
+		errno = EPERM;
+		return -1;
+	}
+	want.rlim_max = cur.rlim_max;
+	if (want.rlim_cur == RLIM_INFINITY || want.rlim_cur > want.rlim_max)
+		want.rlim_cur = want.rlim_max;
+	return setrlimit(resource, &want);
+}
+
+/* rlimit_name names a resource limit in an error. */
+static const char *rlimit_name(int resource)
+{
+	static char buf[24];
+
+	switch (resource) {
+	case RLIMIT_AS:
+		return "RLIMIT_AS (memory as address space)";
+	case RLIMIT_NPROC:
+		return "RLIMIT_NPROC (pids)";
+	case RLIMIT_NOFILE:
+		return "RLIMIT_NOFILE (open files)";
+	case RLIMIT_FSIZE:
+		return "RLIMIT_FSIZE (file size)";
+	}
+	snprintf(buf, sizeof(buf), "rlimit %d", resource);
+	return buf;
+}
+
 static int sandbox_init(int argc, char **argv, char **envp)
 {
 	struct options o;
@@ -1054,8 +1094,10 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	 * rather than by libcontainer in its Go init, whose runtime does not
 	 * survive an address space limit. */
 	for (int i = 0; i < o.nrlimits; i++) {
-		if (setrlimit(o.rlimits[i].resource, &o.rlimits[i].limit) < 0) {
-			fail("setrlimit", errno);
+		if (set_rlimit(o.rlimits[i].resource, o.rlimits[i].limit) < 0) {
+			char what[64];
+			snprintf(what, sizeof(what), "set %s", rlimit_name(o.rlimits[i].resource));
+			fail(what, errno);
 			return 125;
 		}
 	}

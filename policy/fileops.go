@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -176,6 +177,41 @@ func (p *Policy) unreadable(name string) string {
 		if !reopened {
 			return UnescapePattern(d)
 		}
+	}
+	return ""
+}
+
+// Claude Code's protected paths: a write to them is never approved
+// without asking, except in bypassPermissions mode.
+var (
+	claudeProtectedDirs  = []string{".git", ".vscode", ".idea", ".husky", ".cargo", ".devcontainer", ".yarn", ".mvn", ".claude"}
+	claudeProtectedFiles = []string{
+		".gitconfig", ".gitmodules",
+		".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".bash_logout", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".profile", ".envrc",
+		".npmrc", ".yarnrc", ".yarnrc.yml", ".pnp.cjs", ".pnp.loader.mjs", ".pnpmfile.cjs", "bunfig.toml", ".bunfig.toml",
+		".bazelrc", ".bazelversion", ".bazeliskrc",
+		".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml",
+		"gradle-wrapper.properties", "maven-wrapper.properties",
+		".devcontainer.json", ".ripgreprc", "pyrightconfig.json", ".mcp.json", ".claude.json",
+	}
+)
+
+// claudeProtected returns the protected directory or file of Claude
+// Code's that a path relative to a writable root is or lies in, or "".
+func claudeProtected(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i, c := range parts {
+		switch {
+		case c == ".claude" && i+1 < len(parts) && parts[i+1] == "worktrees":
+			// where Claude Code keeps its own worktrees
+		case slices.Contains(claudeProtectedDirs, c) && i+1 < len(parts):
+			return c + "/"
+		case c == ".config" && i+2 < len(parts) && parts[i+1] == "git":
+			return ".config/git/"
+		}
+	}
+	if base := parts[len(parts)-1]; slices.Contains(claudeProtectedFiles, base) {
+		return base
 	}
 	return ""
 }
@@ -376,6 +412,18 @@ func (p *Policy) analyseFile(req Request, a *analysis) error {
 		switch {
 		case realRoot != "" && (lexRoot != "" || fi.Resolved == fi.Path):
 			a.need(fi.Path, WorkspaceWrite, "writes inside "+realRoot)
+			for _, x := range []struct{ path, root string }{{fi.Path, lexRoot}, {fi.Resolved, realRoot}} {
+				if x.root == "" || a.deny != nil {
+					continue
+				}
+				if what := claudeProtected(strings.TrimPrefix(x.path, strings.TrimSuffix(x.root, "/")+"/")); what != "" {
+					// what the next command or session runs on the host,
+					// which Claude Code asks about in every mode but
+					// bypassPermissions
+					a.need(fi.Path, DangerFullAccess, "writes "+what+", a path Claude Code protects (it asks before writing it)")
+					break
+				}
+			}
 		case lexRoot != "":
 			a.need(fi.Path, DangerFullAccess, "a symbolic link takes it out of "+lexRoot+" to "+fi.Resolved)
 		default:

@@ -95,11 +95,12 @@ func TestCheckFile(t *testing.T) {
 }
 
 // TestAllowGitConfig: allowGitConfig opens .git/config to the file tools
-// as to the sandbox; the hooks stay protected.
+// as to the sandbox (no longer denied; asked, as Claude Code asks before
+// any write in .git, but in bypassPermissions); the hooks stay protected.
 func TestAllowGitConfig(t *testing.T) {
 	f := newFixture(t)
 	p := f.load(t, "gitconfig", `{"sandbox": {"filesystem": {"allowGitConfig": true}}, "permissions": {"defaultMode": "acceptEdits"}}`)
-	for path, want := range map[string]Verdict{".git/config": VerdictAllow, ".git/hooks/pre-commit": VerdictDeny} {
+	for path, want := range map[string]Verdict{".git/config": VerdictAsk, ".git/hooks/pre-commit": VerdictDeny} {
 		if d, _ := p.CheckFile(context.Background(), "Edit", path, f.ws); d.Verdict != want {
 			t.Errorf("Edit %s: %s (%s), want %s", path, d.Verdict, d.Reason, want)
 		}

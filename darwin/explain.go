@@ -122,6 +122,9 @@ func (e *Explainer) write(op, p string) Refusal {
 	case e.matchAny(c.homeProt, p):
 		r.Reason = "launchd runs what is there at the next login: not writable in the sandbox"
 		return r
+	case e.matchAny(c.own, p):
+		r.Reason = "your own configuration or a settings file cordon reads: not writable in the sandbox"
+		return r
 	case strings.HasPrefix(p, "/dev/"):
 		r.Reason = "a device the sandbox does not open"
 		return r
@@ -197,6 +200,7 @@ func (e *Explainer) leadsToProtected(p string) bool {
 	c := e.c
 	all := append(append(append([]pattern(nil), c.denyWrite...), c.denyRead...), c.creds...)
 	all = append(all, c.homeProt...)
+	all = append(all, c.own...)
 	for _, r := range c.roots {
 		all = append(all, r.protected...)
 	}

@@ -93,6 +93,7 @@ type compiler struct {
 	allowRead []pattern
 	creds     []pattern // credential stores: denied whatever allowRead says
 	homeProt  []pattern // homeProtected
+	own       []pattern // the caller's own configuration and cordon's settings files
 	gitFiles  []pattern // .git files found in the writable roots (submodules, worktrees)
 	denyWrite []pattern
 }
@@ -219,6 +220,19 @@ func (c *compiler) collect() {
 	for _, h := range homeProtected {
 		c.homeProt = append(c.homeProt, c.spell(literalPattern(path.Join(c.home, h)))...)
 	}
+	// What Linux binds read-only whatever the roots (spec's ownPaths): a
+	// writable root over the home must not reach git's, the shells' or the
+	// agents' own configuration, nor any settings file cordon reads.
+	var own []pattern
+	for _, h := range policy.ProtectedInHome {
+		own = append(own, c.spell(literalPattern(path.Join(c.home, h)))...)
+	}
+	for _, f := range c.p.SettingsFiles {
+		if path.IsAbs(f) {
+			own = append(own, c.spell(literalPattern(path.Clean(f)))...)
+		}
+	}
+	c.own = without(uniquePatterns(own), c.creds)
 	// The credential stores are denied after allowRead anyway.
 	c.denyRead = without(c.all(fsys.DenyRead), c.creds)
 	c.allowRead = c.all(fsys.AllowRead)
@@ -553,8 +567,10 @@ func (c *compiler) writes() {
 		"deny", []string{"file-write*"}, gitFiles)
 	c.b.rule("Wherever the writable roots are: the credential stores, several of which\nname commands the host runs (ssh's ProxyCommand, AWS's credential_process,\nkubectl's exec plugins, docker's credential helpers), and launchd's agents.",
 		"deny", []string{"file-write*"}, c.denyFilters(append(append([]pattern(nil), c.creds...), c.homeProt...)...))
+	c.b.rule("Wherever the writable roots are: git's, the shells' and the agents' own\nconfiguration in the home directory, and every settings file cordon reads.",
+		"deny", []string{"file-write*"}, c.denyFilters(c.own...))
 
-	pinned := slices.Concat(protected, c.denyWrite, c.creds, c.homeProt, c.gitFiles)
+	pinned := slices.Concat(protected, c.denyWrite, c.creds, c.homeProt, c.own, c.gitFiles)
 	c.b.rule("The directories that lead to a protected, denyWrite or credential path\ncannot be removed, renamed or created: `mv .git g; edit g/hooks; mv g .git`\nwould go around a rule on .git/hooks, and so would a new .git, or a\nsymbolic link named .git, brought in while none existed.",
 		"deny", []string{"file-write-unlink", "file-write-create"}, c.ancestorFilters(pinned...))
 

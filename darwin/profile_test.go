@@ -117,6 +117,11 @@ var profileCases = []profileCase{
 	{name: "protected-every-root", policy: func(p *policy.Policy) {
 		p.Filesystem.AllowWrite = []string{home + "/other", home + "/.claude"}
 	}},
+	{name: "home-writable-own-config", policy: func(p *policy.Policy) {
+		p.Filesystem.AllowWrite = []string{home}
+		p.SettingsFiles = []string{"/etc/cordon/managed-settings.json", home + "/.config/cordon/settings.json",
+			home + "/.claude/settings.json", ws + "/.cordon/settings.json", "/opt/team/cordon.json"}
+	}},
 	{name: "allow-git-config", policy: func(p *policy.Policy) { p.Filesystem.AllowGitConfig = true }},
 	{name: "symlinked-tmp-var-etc", policy: func(p *policy.Policy) {
 		p.Filesystem.AllowWrite = []string{"/var/tmp/build", "/tmp"}
@@ -335,6 +340,21 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 		}
 	}
 	expect("file-write-create", home+"/Library/LaunchAgents/evil.plist", "", false, "launchd's agents")
+	// What Linux keeps read-only whatever the roots: the home's own
+	// configuration and the settings files.
+	own := slices.Clone(p.SettingsFiles)
+	for _, h := range policy.ProtectedInHome {
+		own = append(own, home+"/"+h)
+	}
+	for _, o := range own {
+		for _, s := range res.spellings(o) {
+			expect("file-write-data", s, "", false, "the home's own configuration and the settings files")
+			expect("file-write-create", s+"/x", "", false, "the home's own configuration and the settings files")
+			for _, a := range ancestors(s) {
+				expect("file-write-unlink", a, "DIRECTORY", false, "an ancestor of the home's own configuration")
+			}
+		}
+	}
 	if r.FS != nil {
 		expect("file-read-data", "/Volumes/keys/aws/credentials", "", false, "a symlinked credential store")
 		expect("file-write-data", "/Volumes/work/proj/tools/hooks/pre-commit", "", false, "a hooks directory linked into the workspace")

@@ -214,6 +214,10 @@ type analysis struct {
 	unsure string
 	ask    *hit
 	allow  *hit
+	// protectedWrite is set when a Bash command writes one of Claude
+	// Code's protected paths, which the sandbox leaves writable and
+	// autoAllowBashIfSandboxed does not approve.
+	protectedWrite bool
 	// allowBlocked says why the allow rules that cover a command do not
 	// decide it; notCovered which command they do not cover.
 	allowBlocked, notCovered string
@@ -363,7 +367,7 @@ func (p *Policy) decide(ctx context.Context, req Request, ses session, a *analys
 
 	// 5. escalation
 	v, why := ses.escalation(a.required, edit)
-	if v == VerdictAsk && a.kind == kindBash && a.sandboxed && p.Sandbox.AutoAllowBashIfSandboxed {
+	if v == VerdictAsk && a.kind == kindBash && a.sandboxed && !a.protectedWrite && p.Sandbox.AutoAllowBashIfSandboxed {
 		trace = append(trace, Step{"escalation", "ask: " + why})
 		done(VerdictAllow, "autoAllowBashIfSandboxed", "it runs sandboxed and sandbox.autoAllowBashIfSandboxed is set (it would be asked: "+why+")")
 		return

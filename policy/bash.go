@@ -156,7 +156,14 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	if outside {
 		a.outside = "it asks to run outside the sandbox (dangerouslyDisableSandbox)"
 	}
-	cl := shell.Classify(s, shell.Context{Workspace: p.Workspace, Home: p.Home, Cwd: req.Cwd, Writable: p.writableDirs(sandboxed)})
+	protected := func(abs string) string {
+		why := p.claudeProtectedPath(abs)
+		if why != "" {
+			a.protectedWrite = true
+		}
+		return why
+	}
+	cl := shell.Classify(s, shell.Context{Workspace: p.Workspace, Home: p.Home, Cwd: req.Cwd, Writable: p.writableDirs(sandboxed), Protected: protected})
 	for _, f := range cl.Findings {
 		a.need(f.Command, levelMode(f.Level), f.Reason)
 	}

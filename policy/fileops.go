@@ -196,6 +196,21 @@ var (
 	}
 )
 
+// claudeProtectedPath says why Claude Code protects an absolute path in a
+// writable root (a Bash command's write: Claude Code checks a
+// redirection's target, which the rewrite to cordon run hides from it),
+// or "".
+func (p *Policy) claudeProtectedPath(abs string) string {
+	root := p.writableRoot(abs)
+	if root == "" {
+		return ""
+	}
+	if what := claudeProtected(strings.TrimPrefix(abs, strings.TrimSuffix(root, "/")+"/")); what != "" {
+		return "writes " + what + ", a path Claude Code protects (it asks before writing it)"
+	}
+	return ""
+}
+
 // claudeProtected returns the protected directory or file of Claude
 // Code's that a path relative to a writable root is or lies in, or "".
 func claudeProtected(rel string) string {

@@ -46,6 +46,11 @@ type Context struct {
 	// Writable lists other directories where writing needs only
 	// WorkspaceWrite: a sandbox-private /tmp, additional directories.
 	Writable []string
+	// Protected, when set, names what makes an absolute path one whose
+	// writing needs DangerFullAccess though it lies where writing needs
+	// only WorkspaceWrite (the agent's protected paths: .envrc, .husky/,
+	// ...), or returns "".
+	Protected func(path string) string
 }
 
 // Finding is one reason a command needs more than ReadOnly.
@@ -106,7 +111,7 @@ func (ctx Context) clean() Context {
 		}
 		return path.Clean(p)
 	}
-	out := Context{Workspace: c(ctx.Workspace), Home: c(ctx.Home), Cwd: c(ctx.Cwd)}
+	out := Context{Workspace: c(ctx.Workspace), Home: c(ctx.Home), Cwd: c(ctx.Cwd), Protected: ctx.Protected}
 	if out.Cwd == "" {
 		out.Cwd = out.Workspace
 	}
@@ -285,6 +290,11 @@ func (j *judge) write(w Word, verb string, a access) {
 	}
 	for _, p := range paths {
 		l, where := j.where(p, under, a)
+		if l == WorkspaceWrite && j.ctx.Protected != nil {
+			if why := j.ctx.Protected(p); why != "" {
+				l, where = DangerFullAccess, why
+			}
+		}
 		if l > ReadOnly {
 			j.needf(l, "%s %s: %s", verb, w.Value, where)
 		}

@@ -18,6 +18,13 @@ func TestClassifyContext(t *testing.T) {
 	tmp := ws
 	tmp.Writable = []string{"/tmp", "/var/cache/build/"}
 	noHome := Context{Workspace: "/w/proj"}
+	prot := ws
+	prot.Protected = func(p string) string {
+		if p == "/w/proj/.envrc" {
+			return "protected"
+		}
+		return ""
+	}
 	tests := []struct {
 		name string
 		ctx  Context
@@ -44,6 +51,12 @@ func TestClassifyContext(t *testing.T) {
 		{"prefix of the workspace name is not inside", ws, "touch /w/proj2/x", DangerFullAccess},
 		{"dot-dot through the workspace", ws, "touch /w/proj/../proj/x", WorkspaceWrite},
 		{"dot-dot out of the workspace", ws, "touch /w/proj/../x", DangerFullAccess},
+		{"a protected path: redirect", prot, "echo x > .envrc", DangerFullAccess},
+		{"a protected path: from a subdirectory", prot, "cd src && cp a ../.envrc", DangerFullAccess},
+		{"a protected path: tee", prot, "echo x | tee -a /w/proj/.envrc", DangerFullAccess},
+		{"a protected path: another file", prot, "echo x > envrc", WorkspaceWrite},
+		{"a protected path: read", prot, "cat .envrc", ReadOnly},
+		{"a protected path: /dev/null is no file", prot, "echo x > /dev/null", ReadOnly},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -181,10 +181,17 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// pinned like the others, or renaming its directory would put a binary
 	// of the command's choosing where the next `cordon run` is started from.
 	readOnlyPaths := append(ownPaths(p, req), denyWrite...)
+	// (not those inside a protected directory, .claude/hooks/fmt.sh: read
+	// only already)
+	inProtected := func(abs string) bool {
+		return slices.ContainsFunc(prot.Rules, func(r mounts.Rule) bool {
+			return r.Access != mounts.ReadWrite && paths.Below(abs, r.Path)
+		})
+	}
 	for _, w := range writable {
 		var names []string
 		for _, abs := range readOnlyPaths {
-			if paths.Below(abs, w) {
+			if paths.Below(abs, w) && !inProtected(abs) {
 				names = append(names, strings.TrimPrefix(abs, strings.TrimSuffix(w, "/")+"/"))
 			}
 		}

@@ -551,3 +551,46 @@ func TestSettingsSubmodule(t *testing.T) {
 		}
 	})
 }
+
+// TestSettingsHostRunScripts: the scripts Claude Code runs on the host by
+// itself, named by its settings (a hook's command, the status line, the
+// API key helper) and by .mcp.json (a stdio server's code), stay
+// read-only wherever they are in the workspace: rewritten, the next tool
+// call would run them outside the sandbox. A script no such command names
+// stays writable.
+func TestSettingsHostRunScripts(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		b.writeAt("ws/.claude/settings.json", `{
+  "hooks": {"PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/scripts/fmt.sh"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "cd \"$CLAUDE_PROJECT_DIR\" && python3 tools/check.py --strict"}]}]},
+  "statusLine": {"type": "command", "command": "bash ./scripts/status.sh"}
+}`)
+		b.writeAt("ws/.claude/settings.local.json", `{"apiKeyHelper": "~/bin/key.sh"}`)
+		b.writeAt("ws/.mcp.json", `{"mcpServers": {"local": {"command": "node", "args": ["./mcp/server.js"]}}}`)
+		scripts := []string{"scripts/fmt.sh", "tools/check.py", "scripts/status.sh", "mcp/server.js"}
+		for _, s := range append(scripts, "scripts/other.sh") {
+			b.writeAt("ws/"+s, "original\n")
+		}
+		b.writeAt("home/bin/key.sh", "original\n")
+		var script strings.Builder
+		for _, s := range append(scripts, "scripts/other.sh") {
+			fmt.Fprintf(&script, "echo evil >> %s && echo wrote %s\n", s, s)
+		}
+		r := b.shIn([]string{"--allow-write", "~/bin"}, script.String()+"echo evil >> ~/bin/key.sh && echo wrote key.sh\n")
+		for _, s := range append(scripts, "key.sh") {
+			if containsLine(r.stdout, "wrote "+s) {
+				t.Errorf("the sandbox wrote %s, which Claude Code runs on the host\n%s", s, r)
+			}
+		}
+		if !containsLine(r.stdout, "wrote scripts/other.sh") {
+			t.Errorf("scripts/other.sh, which nothing names, was not writable (the control)\n%s", r)
+		}
+		for _, s := range scripts {
+			if got := readFile(filepath.Join(b.ws, s)); got != "original\n" {
+				t.Errorf("%s is now %q", s, got)
+			}
+		}
+	})
+}

@@ -233,6 +233,24 @@ func (in *inputs) load() (*Policy, error) {
 	}
 	m.finish(layers)
 	p.Report = rep
+
+	// What Claude Code runs on the host by itself, named by its settings
+	// files and .mcp.json, whatever their trust: this only protects.
+	var commands []string
+	for i, c := range cands {
+		if c.format == formatClaude && in.errs[i] == nil {
+			commands = append(commands, hostCommands(in.data[i])...)
+		}
+	}
+	fsys := o.FS
+	if fsys == nil {
+		fsys = hostFS{}
+	}
+	commands = append(commands, readHostCommands(fsys, ws)...)
+	p.HostRun = hostRunFiles(fsys, commands, ws, o.Home)
+	if len(p.HostRun) > 0 {
+		rep.Notes = append(rep.Notes, "read-only where a writable root covers them, as Claude Code runs them on the host by itself (its hooks, status line, helpers, MCP servers): "+strings.Join(p.HostRun, ", "))
+	}
 	return p, nil
 }
 
@@ -291,6 +309,22 @@ func (hostFS) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
 	return os.OpenFile("/"+name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// Lstat and ReadLink look at a symlink without following it, and at a
+// file without opening it (fs.ReadLinkFS).
+func (hostFS) Lstat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrInvalid}
+	}
+	return os.Lstat("/" + name)
+}
+
+func (hostFS) ReadLink(name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	return os.Readlink("/" + name)
 }
 
 // formatFlagFile is the dialect of a --settings file: any of the three

@@ -106,6 +106,11 @@ type Policy struct {
 	// SettingsFiles are every settings file cordon reads for this
 	// workspace, existing or not: no sandboxed command may write them.
 	SettingsFiles []string
+	// HostRun are the files that Claude Code's settings and .mcp.json
+	// have Claude Code run on the host by itself (a hook's script, the
+	// status line, an MCP server's code), in the workspace or the home:
+	// no sandboxed command may write them either (hostrun.go).
+	HostRun []string
 	// Report says where every value came from and what was ignored.
 	Report *Report
 }

@@ -337,8 +337,9 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 }
 
 // ownPaths are the host paths that stay read-only whatever the settings:
-// the caller's own configuration (policy.ProtectedInHome), cordon's binary
-// and the settings files.
+// the caller's own configuration (policy.ProtectedInHome), cordon's binary,
+// the settings files and the scripts Claude Code runs on the host by
+// itself (policy.HostRun).
 func ownPaths(p *policy.Policy, req Request) []string {
 	var own []string
 	for _, rel := range policy.ProtectedInHome {
@@ -347,7 +348,8 @@ func ownPaths(p *policy.Policy, req Request) []string {
 	if h := req.Host.Executable; h != "" {
 		own = append(own, h)
 	}
-	return append(own, p.SettingsFiles...)
+	own = append(own, p.SettingsFiles...)
+	return append(own, p.HostRun...)
 }
 
 // withTargets returns paths and, after them, where those that are

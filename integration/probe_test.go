@@ -458,3 +458,50 @@ func checkDoctorCache(t *testing.T, b *box, cacheEnv string, first doctorReport)
 		t.Error("the corrupt cache was not replaced")
 	}
 }
+
+// TestNamespaceLimit: with user.max_net_namespaces=0 (set in a user
+// namespace of the test's own, whose limits bind everything below it, so
+// the host's sysctls stay as they are) cordon run refuses with exit 125
+// and names the sysctl; raised again, the next run probes again and runs,
+// though the probe cache was written meanwhile.
+func TestNamespaceLimit(t *testing.T) {
+	t.Parallel()
+	requires(t, needTool("setpriv"))
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		cache := filepath.Join(b.dir, "cache")
+		must(t, os.Mkdir(cache, 0o700))
+		b.chown()
+		run := "setpriv --inh-caps=-all --ambient-caps=-all " + cordonBin + " run -- "
+		script := `L=/proc/sys/user/max_net_namespaces
+echo 0 > $L || exit 90
+` + run + `true; echo first=$?
+echo 1000 > $L || exit 91
+` + run + `echo ran; echo second=$?`
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir = b.ws
+		cmd.Env = b.env("XDG_CACHE_HOME=" + cache)
+		attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, AmbientCaps: []uintptr{unix.CAP_SYS_RESOURCE}, Pdeathsig: syscall.SIGKILL}
+		if c.cred == nil {
+			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
+			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
+			attr.GidMappingsEnableSetgroups = true
+		} else {
+			attr.Credential = &syscall.Credential{Uid: uint32(c.uid), Gid: uint32(c.gid), NoSetGroups: true}
+			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: c.uid, HostID: c.uid, Size: 1}}
+			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: c.gid, HostID: c.gid, Size: 1}}
+		}
+		cmd.SysProcAttr = attr
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		out, errs := stdout.String(), errLines(stderr.String())
+		if err != nil || !strings.Contains(out, "first=125\n") || len(errs) != 1 ||
+			!strings.Contains(errs[0], "user.max_net_namespaces=0") {
+			t.Errorf("max_net_namespaces=0: want exit 125 and one line naming user.max_net_namespaces=0: %v\n%s\n%s", err, out, stderr.String())
+		}
+		if !strings.Contains(out, "ran\nsecond=0\n") {
+			t.Errorf("max_net_namespaces raised again: want the run to run (the cache must not hold the old answer): %v\n%s\n%s", err, out, stderr.String())
+		}
+	})
+}

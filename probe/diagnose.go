@@ -19,6 +19,9 @@ const (
 	// CauseUserNSLimit: the user namespace limit, or the nesting depth
 	// of 32, is reached.
 	CauseUserNSLimit = "user-namespace-limit"
+	// CauseNamespaceLimit: the limit on namespaces of another kind
+	// (user.max_net_namespaces, ...) is reached, or 0.
+	CauseNamespaceLimit = "namespace-limit"
 	// CauseOuterSeccomp: the seccomp filter of the container cordon runs
 	// in refuses the system call (Docker's default profile refuses
 	// namespaces to a process without CAP_SYS_ADMIN).
@@ -71,9 +74,16 @@ func diagnose(r *Result) {
 		}
 	}
 	set(&r.UserNamespaces, func(f Feature) string { return usernsCause(f, r) })
-	for _, f := range []*Feature{&r.MountNamespace, &r.PIDNamespace, &r.IPCNamespace,
-		&r.UTSNamespace, &r.NetworkNamespace, &r.CgroupNamespace, &r.Procfs, &r.Overlayfs} {
-		set(f, func(f Feature) string { return namespaceCause(f, r) })
+	for _, ns := range []struct {
+		key string
+		f   *Feature
+	}{
+		{"mountNamespace", &r.MountNamespace}, {"pidNamespace", &r.PIDNamespace},
+		{"ipcNamespace", &r.IPCNamespace}, {"utsNamespace", &r.UTSNamespace},
+		{"networkNamespace", &r.NetworkNamespace}, {"cgroupNamespace", &r.CgroupNamespace},
+		{"procfs", &r.Procfs}, {"overlayfs", &r.Overlayfs},
+	} {
+		set(ns.f, func(f Feature) string { return namespaceCause(ns.key, f, r) })
 	}
 	set(&r.Seccomp.Feature, func(f Feature) string { return seccompCause(f, r) })
 	if n := r.Seccomp.UserNotifyFailure; n != nil {
@@ -114,6 +124,9 @@ func usernsCause(f Feature, r *Result) string {
 			return CauseKernelConfig
 		}
 	}
+	if f.Step == "unshare" && f.Errno == "ENOSPC" && namespaceLimit("userNamespaces", h) != "" {
+		return CauseNamespaceLimit
+	}
 	if !denied(f.Errno) {
 		return CauseUnknown
 	}
@@ -132,8 +145,35 @@ func usernsCause(f Feature, r *Result) string {
 	return CauseUnknown
 }
 
+// namespaceLimit returns the sysctl whose limit a namespace feature may
+// have met (ENOSPC): the one that is 0, else the feature's own; "" when
+// none applies. The user namespace probe makes a UTS namespace to prove
+// its capabilities; procfs makes a mount and a PID namespace.
+func namespaceLimit(key string, h Host) string {
+	var names []string
+	switch key {
+	case "userNamespaces":
+		names = []string{namespaceLimits["utsNamespace"]}
+	case "procfs":
+		names = []string{namespaceLimits["pidNamespace"], namespaceLimits["mountNamespace"]}
+	default:
+		if n, ok := namespaceLimits[key]; ok {
+			names = []string{n}
+		}
+	}
+	for _, n := range names {
+		if h.Sysctls[n] == "0" {
+			return n
+		}
+	}
+	if key == "userNamespaces" || len(names) == 0 {
+		return ""
+	}
+	return names[len(names)-1]
+}
+
 // namespaceCause explains a failed namespace, procfs or overlay attempt.
-func namespaceCause(f Feature, r *Result) string {
+func namespaceCause(key string, f Feature, r *Result) string {
 	if !r.UserNamespaces.Available && r.UserNamespaces.Cause != "" {
 		// Every namespace is made with a user namespace: the same cause.
 		return r.UserNamespaces.Cause
@@ -149,6 +189,8 @@ func namespaceCause(f Feature, r *Result) string {
 		return CauseProcMasked
 	case f.Step == "clone" && f.Errno == "EINVAL":
 		return CauseKernelConfig
+	case f.Step == "clone" && f.Errno == "ENOSPC" && namespaceLimit(key, r.Host) != "":
+		return CauseNamespaceLimit
 	}
 	if denied(f.Errno) {
 		return usernsCause(f, r)

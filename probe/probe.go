@@ -267,9 +267,24 @@ const (
 	SysctlAppArmorRestrict = "kernel.apparmor_restrict_unprivileged_userns"
 )
 
-// SysctlNames are the sysctls that decide whether an unprivileged user
-// may create user namespaces.
-var SysctlNames = []string{SysctlUnprivUserns, SysctlMaxUserNS, SysctlAppArmorRestrict}
+// namespaceLimits are the sysctls that limit, per user namespace and its
+// descendants, the namespaces of each other kind a sandbox is made of,
+// by the features that make them.
+var namespaceLimits = map[string]string{
+	"mountNamespace":   "user.max_mnt_namespaces",
+	"pidNamespace":     "user.max_pid_namespaces",
+	"ipcNamespace":     "user.max_ipc_namespaces",
+	"utsNamespace":     "user.max_uts_namespaces",
+	"networkNamespace": "user.max_net_namespaces",
+	"cgroupNamespace":  "user.max_cgroup_namespaces",
+}
+
+// SysctlNames are the sysctls that decide whether the caller may create
+// the namespaces of a sandbox: user namespaces first, then each kind's
+// limit (a change to any of them must re-probe).
+var SysctlNames = []string{SysctlUnprivUserns, SysctlMaxUserNS, SysctlAppArmorRestrict,
+	"user.max_mnt_namespaces", "user.max_pid_namespaces", "user.max_ipc_namespaces",
+	"user.max_uts_namespaces", "user.max_net_namespaces", "user.max_cgroup_namespaces"}
 
 // Root reports whether the caller is root.
 func (r Result) Root() bool { return r.EUID == 0 }

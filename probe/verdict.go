@@ -249,6 +249,10 @@ func message(cause, key string, f Feature, r *Result) string {
 		return "user namespaces are disabled (user.max_user_namespaces=0)"
 	case CauseUserNSLimit:
 		return fmt.Sprintf("the user namespace limit is reached (user.max_user_namespaces=%s, or 32 nested levels)", orUnknown(h.Sysctls[SysctlMaxUserNS]))
+	case CauseNamespaceLimit:
+		name := namespaceLimit(key, h)
+		kind := strings.TrimSuffix(strings.TrimPrefix(name, "user.max_"), "_namespaces")
+		return fmt.Sprintf("the limit on %s namespaces is reached (%s=%s)", kind, name, orUnknown(h.Sysctls[name]))
 	case CauseOuterSeccomp:
 		return fmt.Sprintf("the seccomp filter of the %s cordon runs in refuses %s (%s)", containerName(r), stepName(f), f.Errno)
 	case CauseOuterAppArmor:
@@ -446,6 +450,9 @@ func fixes(cause, key string, r *Result) []Fix {
 		return []Fix{{On: "Debian 10 and older, kernels with Debian's patch", Command: sysctlFix(SysctlUnprivUserns, "1")}}
 	case CauseMaxUserNamespaces:
 		return []Fix{{On: "RHEL/CentOS 7, hardened kernels", Command: sysctlFix(SysctlMaxUserNS, "15000")}}
+	case CauseNamespaceLimit:
+		return []Fix{{On: "any", Command: sysctlFix(namespaceLimit(key, r.Host), "15000"),
+			Note: "every sandbox holds one namespace of each kind while it runs"}}
 	case CauseUserNSLimit:
 		return []Fix{{On: "any", Command: sysctlFix(SysctlMaxUserNS, "15000"),
 			Note: "raises the limit; when cordon runs 32 user namespaces deep, run it from an outer level instead"}}

@@ -203,6 +203,37 @@ func TestAssessCases(t *testing.T) {
 			Lost:     []string{"no sandbox: cordon builds every sandbox in a user namespace"},
 			Problems: []string{"unavailable user-namespace-limit: userNamespaces"}},
 			"user.max_user_namespaces="},
+		{"max_net_namespaces=0", func(r *Result) {
+			r.Host.Sysctls["user.max_net_namespaces"] = "0"
+			r.NetworkNamespace = Feature{Step: "clone", Errno: "ENOSPC"}
+		}, summary{Level: Unavailable,
+			Lost:     []string{"no sandbox: without a network namespace the network cannot be cut off"},
+			Problems: []string{"unavailable namespace-limit: networkNamespace"}},
+			"user.max_net_namespaces=15000"},
+		{"max_mnt_namespaces=0", func(r *Result) {
+			r.Host.Sysctls["user.max_mnt_namespaces"] = "0"
+			r.MountNamespace = Feature{Step: "clone", Errno: "ENOSPC"}
+			r.Procfs = Feature{Step: "clone", Errno: "ENOSPC"}
+		}, summary{Level: Unavailable,
+			Lost: []string{"no sandbox: the file-system policy needs a mount namespace and recursive read-only binds",
+				"no sandbox: a fresh /proc cannot be mounted (the host's shows every process)"},
+			Problems: []string{"unavailable namespace-limit: mountNamespace procfs"}},
+			"user.max_mnt_namespaces=15000"},
+		{"max_ipc_namespaces=0", func(r *Result) {
+			r.Host.Sysctls["user.max_ipc_namespaces"] = "0"
+			r.IPCNamespace = Feature{Step: "clone", Errno: "ENOSPC"}
+		}, summary{Level: Degraded,
+			Lost:     []string{"no IPC namespace: System V IPC and POSIX message queues are shared with the host"},
+			Problems: []string{"degraded namespace-limit: ipcNamespace"}},
+			"user.max_ipc_namespaces=15000"},
+		{"max_uts_namespaces=0 fails the user namespace probe", func(r *Result) {
+			r.Host.Sysctls["user.max_uts_namespaces"] = "0"
+			r.UserNamespaces = Feature{Step: "unshare", Errno: "ENOSPC"}
+			r.UTSNamespace = Feature{Step: "clone", Errno: "ENOSPC"}
+		}, summary{Level: Unavailable,
+			Lost:     []string{"no sandbox: cordon builds every sandbox in a user namespace"},
+			Problems: []string{"unavailable namespace-limit: userNamespaces utsNamespace"}},
+			"user.max_uts_namespaces=15000"},
 		{"kernel without user namespaces", func(r *Result) {
 			allNamespaces(r, Feature{Step: "clone", Errno: "EINVAL"})
 		}, summary{Level: Unavailable,
@@ -398,7 +429,7 @@ func TestDocumentedKeys(t *testing.T) {
 		}
 	}
 	for _, c := range []string{CauseAppArmorUserns, CauseUnprivUsernsClone, CauseMaxUserNamespaces, CauseUserNSLimit,
-		CauseOuterSeccomp, CauseOuterAppArmor, CauseProcMasked, CauseKernelConfig, CauseKernelTooOld,
+		CauseNamespaceLimit, CauseOuterSeccomp, CauseOuterAppArmor, CauseProcMasked, CauseKernelConfig, CauseKernelTooOld,
 		CauseLandlockNotEnabled, CauseNotDelegated, CauseCgroupV1Rootless, CauseCgroupReadOnly, CauseNoCgroupFS,
 		CauseControllersMissing, CauseListenerExists, CauseNoLibseccomp, CauseTimeout, CauseUnknown} {
 		if !documented[c] {

@@ -505,3 +505,40 @@ echo 1000 > $L || exit 91
 		}
 	})
 }
+
+// TestProbeCgroupsSwept: the cgroup a probe makes and removes stays when
+// the cordon probing is killed meanwhile; the next probe removes those
+// whose prober is gone, and leaves a live one's alone.
+func TestProbeCgroupsSwept(t *testing.T) {
+	t.Parallel()
+	c := callers["root"]
+	requires(t, needCaller(c))
+	b := newBox(t, c)
+	cacheEnv := "XDG_CACHE_HOME=" + filepath.Join(b.dir, "cache")
+	rep := decodeDoctor(t, b.cordon(runSpec{env: []string{cacheEnv}}, "doctor", "--json", "--fresh"))
+	if len(rep.Cgroups.Parents) == 0 {
+		t.Fatalf("root's probe has no cgroup parents: %+v", rep.Cgroups)
+	}
+	gone := exec.Command("true")
+	must(t, gone.Run())
+	var dead, live []string
+	for _, p := range rep.Cgroups.Parents {
+		d := filepath.Join(p, fmt.Sprintf("probe-%d-0badcafe", gone.Process.Pid))
+		l := filepath.Join(p, fmt.Sprintf("probe-%d-0badcafe", os.Getpid()))
+		must(t, os.Mkdir(d, 0o755))
+		must(t, os.Mkdir(l, 0o755))
+		dead, live = append(dead, d), append(live, l)
+		t.Cleanup(func() { _ = syscall.Rmdir(d); _ = syscall.Rmdir(l) })
+	}
+	decodeDoctor(t, b.cordon(runSpec{env: []string{cacheEnv}}, "doctor", "--json", "--fresh"))
+	for _, d := range dead {
+		if exists(d) {
+			t.Errorf("%s, a killed prober's cgroup, is still there", d)
+		}
+	}
+	for _, l := range live {
+		if !exists(l) {
+			t.Errorf("%s, a live prober's cgroup, was removed", l)
+		}
+	}
+}

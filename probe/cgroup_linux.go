@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -127,6 +128,7 @@ func makeCgroup(parent string, mkParent bool) (string, func(), error) {
 			return "", nil, err
 		}
 	}
+	sweepProbeCgroups(parent)
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	dir := filepath.Join(parent, fmt.Sprintf("probe-%d-%s", os.Getpid(), hex.EncodeToString(b[:])))
@@ -142,6 +144,24 @@ func makeCgroup(parent string, mkParent bool) (string, func(), error) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}, nil
+}
+
+// sweepProbeCgroups removes the cgroups under parent that probes left
+// when they were killed before removing their own (SIGTERM or SIGKILL to
+// a cordon that was probing): those whose prober is gone. Only an empty
+// cgroup can be removed, so a live one never is.
+func sweepProbeCgroups(parent string) {
+	paths, _ := filepath.Glob(filepath.Join(parent, "probe-*-*"))
+	for _, p := range paths {
+		pid, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(p), "probe-"), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n <= 0 || n == os.Getpid() {
+			continue
+		}
+		if err := unix.Kill(n, 0); errors.Is(err, unix.ESRCH) {
+			_ = unix.Rmdir(p)
+		}
+	}
 }
 
 // unwrapPath keeps the errno of a *PathError, whose path the step names.

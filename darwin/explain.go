@@ -119,16 +119,16 @@ func (e *Explainer) write(op, p string) Refusal {
 	case e.credential(p):
 		r.Reason = "a credential store: not writable in the sandbox"
 		return r
-	case e.matchAny(c.homeProt, p):
+	case e.deniedBy(c.homeProt, p):
 		r.Reason = "launchd runs what is there at the next login: not writable in the sandbox"
 		return r
-	case e.matchAny(c.own, p):
+	case e.deniedBy(c.own, p):
 		r.Reason = "your own configuration or a settings file cordon reads: not writable in the sandbox"
 		return r
 	case strings.HasPrefix(p, "/dev/"):
 		r.Reason = "a device the sandbox does not open"
 		return r
-	case e.matchAny(c.denyWrite, p):
+	case e.deniedBy(c.denyWrite, p):
 		r.Reason = "denied by denyWrite"
 		return r
 	}
@@ -138,7 +138,7 @@ func (e *Explainer) write(op, p string) Refusal {
 			continue
 		}
 		inRoot = true
-		if e.matchAny(root.protected, p) {
+		if e.deniedBy(root.protected, p) {
 			r.Reason = reasonProtected
 			if !c.p.Filesystem.AllowGitConfig && (path.Base(p) == "config" || path.Base(p) == "config.worktree") && strings.Contains(p, "/.git") {
 				r.Hint = "allow git's config with sandbox.filesystem.allowGitConfig"
@@ -147,7 +147,7 @@ func (e *Explainer) write(op, p string) Refusal {
 		}
 	}
 	switch {
-	case e.matchAny(c.gitFiles, p):
+	case e.deniedBy(c.gitFiles, p):
 		r.Reason = "a .git file (the pointer of a worktree or a submodule): protected"
 	case e.leadsToProtected(p):
 		r.Reason = "leads to a protected or denied path: it cannot be moved or removed"
@@ -173,11 +173,11 @@ func (e *Explainer) read(op, p string) Refusal {
 	switch {
 	case e.credential(p):
 		r.Reason = "a credential store: never readable in the sandbox"
-	case e.matchAny(c.denyRead, p) && !e.matchAny(c.allowRead, p):
+	case e.deniedBy(c.denyRead, p) && !e.matchAny(c.allowRead, p):
 		r.Reason = reasonHidden
 		r.Hint = "allow with --allow-read " + p
 		for _, d := range c.denyRead {
-			if lit, ok := d.literal(); ok && e.match(d, p) {
+			if lit, ok := d.literal(); ok && e.deniedBy([]pattern{d}, p) {
 				r.Hint = "allow with --allow-read " + lit
 				break
 			}
@@ -191,7 +191,7 @@ func (e *Explainer) read(op, p string) Refusal {
 }
 
 // credential reports whether p is in a credential store.
-func (e *Explainer) credential(p string) bool { return p != "" && e.matchAny(e.c.creds, p) }
+func (e *Explainer) credential(p string) bool { return p != "" && e.deniedBy(e.c.creds, p) }
 
 // leadsToProtected reports whether p is a directory on the way to a
 // protected, write-denied, read-denied or credential path: the profile
@@ -354,6 +354,26 @@ func (e *Explainer) match(pt pattern, p string) bool {
 func (e *Explainer) matchAny(pts []pattern, p string) bool {
 	for _, pt := range pts {
 		if e.match(pt, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// deniedBy reports whether p is what one of pts denies: in either case, as
+// the profile's denies match (see pattern.foldedRegex).
+func (e *Explainer) deniedBy(pts []pattern, p string) bool {
+	for _, pt := range pts {
+		k := "fold " + pt.key()
+		re, ok := e.regexps[k]
+		if !ok {
+			src, err := pt.foldedRegex(true)
+			if err == nil {
+				re, _ = regexp.Compile(src)
+			}
+			e.regexps[k] = re
+		}
+		if re != nil && re.MatchString(p) {
 			return true
 		}
 	}

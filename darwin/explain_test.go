@@ -48,6 +48,11 @@ func TestExplain(t *testing.T) {
 			want: Refusal{Kind: KindWrite, Operation: "file-write-data", Path: ws + "/.git/hooks/pre-commit", Reason: reasonProtected},
 		},
 		{
+			name: "a protected path in another case",
+			v:    v("file-write-create", ws+"/.GIT/Hooks/pre-commit"),
+			want: Refusal{Kind: KindWrite, Operation: "file-write-create", Path: ws + "/.GIT/Hooks/pre-commit", Reason: reasonProtected},
+		},
+		{
 			name: "git's config, which a setting opens",
 			v:    v("file-write-data", ws+"/.git/config"),
 			want: Refusal{Kind: KindWrite, Operation: "file-write-data", Path: ws + "/.git/config", Reason: reasonProtected,

@@ -210,7 +210,16 @@ func (pt pattern) ancestors() []pattern {
 // regex compiles pt to an anchored POSIX extended regular expression.
 // subtree also matches everything below what pt matches, as subpath does
 // for a name.
-func (pt pattern) regex(subtree bool) (string, error) {
+func (pt pattern) regex(subtree bool) (string, error) { return pt.compile(subtree, false) }
+
+// foldedRegex is regex matching every ASCII letter in either case, names
+// and globs alike: "/.git/hooks" also matches "/.GIT/Hooks". A deny must be
+// written so on a case-insensitive volume (APFS's default), where both name
+// the same file and Seatbelt compares the path it is given byte for byte.
+// Other letters (é, ß) are matched as written.
+func (pt pattern) foldedRegex(subtree bool) (string, error) { return pt.compile(subtree, true) }
+
+func (pt pattern) compile(subtree, fold bool) (string, error) {
 	var b strings.Builder
 	b.WriteString("^")
 	for i, s := range pt.segs {
@@ -220,13 +229,13 @@ func (pt pattern) regex(subtree bool) (string, error) {
 		case s.glob && s.text == "**":
 			b.WriteString("(/.*)?")
 		case s.glob:
-			re, err := segmentRegex(s.text)
+			re, err := segmentRegex(s.text, fold)
 			if err != nil {
 				return "", fmt.Errorf("%w: glob %s: %v", ErrInvalid, pt, err)
 			}
 			b.WriteString("/" + re)
 		default:
-			b.WriteString("/" + quoteMeta(s.text))
+			b.WriteString("/" + quoteName(s.text, fold))
 		}
 	}
 	if len(pt.segs) == 0 {
@@ -256,8 +265,29 @@ func quoteMeta(s string) string {
 	return b.String()
 }
 
+// quoteName escapes s for a regular expression and, with fold, matches
+// each ASCII letter in either case.
+func quoteName(s string, fold bool) string {
+	if !fold {
+		return quoteMeta(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isLower(c):
+			b.WriteString("[" + string(c-'a'+'A') + string(c) + "]")
+		case isUpper(c):
+			b.WriteString("[" + string(c) + string(c-'A'+'a') + "]")
+		default:
+			b.WriteString(quoteMeta(s[i : i+1]))
+		}
+	}
+	return b.String()
+}
+
 // segmentRegex compiles one glob component; the result never matches "/".
-func segmentRegex(s string) (string, error) {
+// fold matches each ASCII letter in either case.
+func segmentRegex(s string, fold bool) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		switch c := s[i]; c {
@@ -276,7 +306,7 @@ func segmentRegex(s string) (string, error) {
 				continue
 			}
 			_, n := utf8.DecodeRuneInString(s[i+1:])
-			b.WriteString(quoteMeta(s[i+1 : i+1+n]))
+			b.WriteString(quoteName(s[i+1:i+1+n], fold))
 			i += 1 + n
 		case '[':
 			end := classEnd(s[i:])
@@ -285,7 +315,7 @@ func segmentRegex(s string) (string, error) {
 				i++
 				continue
 			}
-			re, err := classRegex(s[i : i+end+1])
+			re, err := classRegex(s[i:i+end+1], fold)
 			if err != nil {
 				return "", err
 			}
@@ -293,7 +323,7 @@ func segmentRegex(s string) (string, error) {
 			i += end + 1
 		default:
 			_, n := utf8.DecodeRuneInString(s[i:])
-			b.WriteString(quoteMeta(s[i : i+n]))
+			b.WriteString(quoteName(s[i:i+n], fold))
 			i += n
 		}
 	}
@@ -362,8 +392,10 @@ func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 // classRegex compiles a closed bracket expression ("[...]") to a bracket
-// expression that means the same in POSIX and in Go and never matches "/".
-func classRegex(s string) (string, error) {
+// expression that means the same in POSIX and in Go and never matches "/";
+// fold adds the other case of each ASCII letter (a negated class then
+// leaves out both).
+func classRegex(s string, fold bool) (string, error) {
 	body := s[1 : len(s)-1]
 	neg := false
 	if body != "" && (body[0] == '!' || body[0] == '^') {
@@ -409,6 +441,12 @@ func classRegex(s string) (string, error) {
 		}
 		for c := int(lo); c <= int(hi); c++ { // an empty range adds nothing
 			set[c] = true
+		}
+	}
+	if fold {
+		for c := byte('a'); c <= 'z'; c++ {
+			up := c - 'a' + 'A'
+			set[c], set[up] = set[c] || set[up], set[c] || set[up]
 		}
 	}
 	for c := range byte(0x20) {

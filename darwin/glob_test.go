@@ -318,3 +318,41 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// TestFoldedRegex: a deny's regex matches a name in either ASCII case, as
+// a case-insensitive volume resolves it, and nothing the unfolded regex
+// would not match but for case.
+func TestFoldedRegex(t *testing.T) {
+	for _, tc := range []struct {
+		glob    string
+		matches []string
+		not     []string
+	}{
+		{"/Users/u/proj/.git/hooks", []string{"/Users/u/proj/.git/hooks/x", "/Users/u/proj/.GIT/Hooks", "/users/U/PROJ/.git/HOOKS/pre-commit"},
+			[]string{"/Users/u/proj/.git/hook", "/Users/u/proj/xgit/hooks", "/Users/u/proj/.git/hooksx"}},
+		{"/w/config/[!a-c]?.json", []string{"/w/config/dx.json", "/w/CONFIG/Dx.JSON"}, []string{"/w/config/ax.json", "/w/config/Ax.json", "/w/config/Cx.json"}},
+		{"/w/[A-C]*.key", []string{"/w/a.key", "/w/Bz.KEY"}, []string{"/w/d.key"}},
+		{"/w/café/x", []string{"/w/CAFé/X"}, []string{"/w/CAFÉ/x"}}, // only ASCII letters fold
+		{`/w/a\*b`, []string{"/w/A*B"}, []string{"/w/axb"}},
+	} {
+		pt, _ := globPattern(tc.glob)
+		re, err := pt.foldedRegex(true)
+		if err != nil {
+			t.Fatalf("foldedRegex(%q): %v", tc.glob, err)
+		}
+		if err := posixSafe(re); err != nil {
+			t.Fatalf("foldedRegex(%q) = %q: %v", tc.glob, re, err)
+		}
+		rx := regexp.MustCompile(re)
+		for _, p := range tc.matches {
+			if !rx.MatchString(p) {
+				t.Errorf("%s (%s) does not match %s", re, tc.glob, p)
+			}
+		}
+		for _, p := range tc.not {
+			if rx.MatchString(p) {
+				t.Errorf("%s (%s) matches %s", re, tc.glob, p)
+			}
+		}
+	}
+}

@@ -345,21 +345,17 @@ func (c *compiler) allowFilter(pt pattern) string {
 	return c.regex(pt, true)
 }
 
-// denyFilters match pt and everything below it: a name as both literal and
-// subpath, so that the rule also holds while the name does not exist yet.
+// denyFilters match pt and everything below it, in either case (see
+// pattern.foldedRegex): also while the name does not exist yet.
 func (c *compiler) denyFilters(pts ...pattern) []string {
 	var out []string
 	for _, pt := range pts {
-		if lit, ok := pt.literal(); ok {
-			out = append(out, c.b.filter("literal", lit), c.b.filter("subpath", lit))
-			continue
-		}
-		out = append(out, c.regex(pt, true))
+		out = append(out, c.folded(pt, true))
 	}
 	return out
 }
 
-// exact matches pt itself.
+// exact matches pt itself, as it is spelled.
 func (c *compiler) exact(pt pattern) string {
 	if lit, ok := pt.literal(); ok {
 		return c.b.filter("literal", lit)
@@ -367,7 +363,8 @@ func (c *compiler) exact(pt pattern) string {
 	return c.regex(pt, false)
 }
 
-// ancestorFilters match the directories that lead to each of pts.
+// ancestorFilters match the directories that lead to each of pts, as they
+// are spelled: for an allow.
 func (c *compiler) ancestorFilters(pts ...pattern) []string {
 	var out []string
 	for _, pt := range pts {
@@ -376,6 +373,27 @@ func (c *compiler) ancestorFilters(pts ...pattern) []string {
 		}
 	}
 	return out
+}
+
+// pinFilters match the directories that lead to each of pts, in either
+// case: for a deny.
+func (c *compiler) pinFilters(pts ...pattern) []string {
+	var out []string
+	for _, pt := range pts {
+		for _, a := range pt.ancestors() {
+			out = append(out, c.folded(a, false))
+		}
+	}
+	return out
+}
+
+// folded matches pt (and with subtree what is below it) in either case.
+func (c *compiler) folded(pt pattern, subtree bool) string {
+	re, err := pt.foldedRegex(subtree)
+	if err != nil {
+		c.b.fail(err)
+	}
+	return c.b.filter("regex", re)
 }
 
 func (c *compiler) regex(pt pattern, subtree bool) string {
@@ -451,7 +469,7 @@ func (c *compiler) reads() {
 	c.b.rule("allowRead.", "allow", []string{"file-read*"}, allow)
 	var deny []string
 	for _, pt := range c.denyRead {
-		deny = append(deny, c.readDenied(pt, false)...)
+		deny = append(deny, c.readDenied(pt)...)
 	}
 	c.b.rule("denyRead, minus the allowRead paths inside it: the more specific rule wins,\nso allowRead re-opens inside denyRead and denyRead closes inside allowRead.",
 		"deny", []string{"file-read*"}, deny)
@@ -463,7 +481,7 @@ func (c *compiler) reads() {
 
 // readDenied returns the filters of the denyRead pattern d minus the
 // allowRead patterns inside it; none when an allowRead re-opens all of d.
-func (c *compiler) readDenied(d pattern, forMoves bool) []string {
+func (c *compiler) readDenied(d pattern) []string {
 	var except []string
 	for _, a := range c.allowRead {
 		if a.key() == d.key() {
@@ -473,13 +491,9 @@ func (c *compiler) readDenied(d pattern, forMoves bool) []string {
 			except = append(except, "(require-not "+c.allowFilter(a)+")")
 		}
 	}
-	area := c.allowFilter(d)
+	area := c.folded(d, true)
 	if len(except) > 0 {
 		area = all(append([]string{area}, except...)...)
-	}
-	if lit, ok := d.literal(); ok && !forMoves {
-		// The name itself too, while it does not exist yet.
-		return []string{c.b.filter("literal", lit), area}
 	}
 	return []string{area}
 }
@@ -555,13 +569,13 @@ func (c *compiler) writes() {
 	for _, r := range c.roots {
 		protected = append(protected, r.protected...)
 		if r.git {
-			gitFiles = append(gitFiles, all(c.exact(r.pat.join(literalPattern("/.git"))), "(vnode-type REGULAR-FILE)"))
+			gitFiles = append(gitFiles, all(c.folded(r.pat.join(literalPattern("/.git")), false), "(vnode-type REGULAR-FILE)"))
 		}
 	}
 	c.b.rule("Always protected, in every writable root and git directory: what runs\ncode outside the sandbox the next time git, a shell, an editor or an agent\nstarts there.",
 		"deny", []string{"file-write*"}, c.denyFilters(protected...))
 	for _, f := range uniquePatterns(c.gitFiles) {
-		gitFiles = append(gitFiles, c.exact(f))
+		gitFiles = append(gitFiles, c.folded(f, false))
 	}
 	c.b.rule("A .git file points git at its git directory (worktrees, submodules):\nrewritten, it would point at hooks of the command's making.",
 		"deny", []string{"file-write*"}, gitFiles)
@@ -572,16 +586,16 @@ func (c *compiler) writes() {
 
 	pinned := slices.Concat(protected, c.denyWrite, c.creds, c.homeProt, c.own, c.gitFiles)
 	c.b.rule("The directories that lead to a protected, denyWrite or credential path\ncannot be removed, renamed or created: `mv .git g; edit g/hooks; mv g .git`\nwould go around a rule on .git/hooks, and so would a new .git, or a\nsymbolic link named .git, brought in while none existed.",
-		"deny", []string{"file-write-unlink", "file-write-create"}, c.ancestorFilters(pinned...))
+		"deny", []string{"file-write-unlink", "file-write-create"}, c.pinFilters(pinned...))
 
 	var moves []string
 	for _, pt := range c.denyRead {
-		moves = append(moves, c.readDenied(pt, true)...)
+		moves = append(moves, c.readDenied(pt)...)
 	}
 	// (The credential stores are not writable at all, see above.)
 	denied := append(append([]pattern(nil), c.denyRead...), c.creds...)
 	c.b.rule("A read-denied path, and the directories that lead to it, cannot be\nremoved or renamed either: moved, it would be readable under its new name.",
-		"deny", []string{"file-write-unlink"}, append(moves, c.ancestorFilters(denied...)...))
+		"deny", []string{"file-write-unlink"}, append(moves, c.pinFilters(denied...)...))
 }
 
 func (c *compiler) network() {

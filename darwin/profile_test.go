@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/policy"
 )
 
@@ -303,6 +304,15 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 				expect("file-write-unlink", dir, "DIRECTORY", false, "an ancestor of a protected path cannot be renamed")
 				expect("file-write-create", dir, "DIRECTORY", false, "an ancestor of a protected path cannot be planted")
 			}
+			// A case-insensitive volume: .GIT/HOOKS is .git/hooks.
+			other := rc.dir + "/" + strings.ToUpper(strings.ReplaceAll(name, "*", "sub"))
+			expect("file-write-create", other+"/pre-commit", "", false, "protected in either case")
+			expect("file-write-data", other, "", false, "protected in either case")
+			for _, dir := range ancestors(other) {
+				if paths.Below(dir, rc.dir) {
+					expect("file-write-create", dir, "DIRECTORY", false, "an ancestor of a protected path, in either case")
+				}
+			}
 		}
 		if slices.Contains(rc.protected, ".git/hooks") {
 			expect("file-write-data", rc.dir+"/.git", "REGULAR-FILE", false, "a .git file")
@@ -320,6 +330,7 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	for _, d := range denyWrite {
 		for _, s := range res.spellings(d) {
 			expect("file-write-data", s, "", false, "denyWrite")
+			expect("file-write-data", upperBase(s), "", false, "denyWrite, in either case")
 			expect("file-write-create", s+"/x", "", false, "denyWrite")
 			for _, a := range ancestors(s) {
 				expect("file-write-unlink", a, "DIRECTORY", false, "an ancestor of a denyWrite path")
@@ -337,6 +348,8 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 			expect("file-write-unlink", s, "", false, "a credential store cannot be moved out")
 			expect("file-write-data", s+"/config", "", false, "a credential store names commands the host runs")
 			expect("file-write-create", s, "DIRECTORY", false, "a credential store cannot be planted")
+			expect("file-read-data", upperBase(s)+"/id_ed25519", "", false, "a credential store, in either case")
+			expect("file-write-create", upperBase(s), "DIRECTORY", false, "a credential store, in either case")
 		}
 	}
 	expect("file-write-create", home+"/Library/LaunchAgents/evil.plist", "", false, "launchd's agents")
@@ -395,6 +408,7 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 		expect("file-read-data", x, "", want, "denyRead, allowRead and the credential stores")
 		if !want {
 			expect("file-write-unlink", x, "", false, "a read-denied path cannot be moved out")
+			expect("file-read-data", upperBase(x), "", false, "denied in either case")
 		}
 	}
 	for _, a := range allowRead {
@@ -412,6 +426,9 @@ func underAny(p string, dirs []string) bool {
 	}
 	return false
 }
+
+// upperBase returns p with its last component in upper case.
+func upperBase(p string) string { return path.Join(path.Dir(p), strings.ToUpper(path.Base(p))) }
 
 // ancestors returns the directories above p, not counting "/".
 func ancestors(p string) []string {

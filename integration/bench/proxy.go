@@ -91,6 +91,14 @@ func proxyBench(cordon, compare string, n int) error {
 			path{"HTTP GET via proxy" + p.label, p.pid, func(t string) (io.Reader, net.Conn, error) { return get(p.httpAddr, "http://"+t+"/") }})
 	}
 
+	// The reference's design: a Node CONNECT proxy as sandbox-runtime's.
+	if addr, pid, stop, err := startNodeProxy(); err == nil {
+		defer stop()
+		tunnels = append(tunnels, path{nodePath, pid, func(t string) (io.Reader, net.Conn, error) { return dialConnect(addr, t) }})
+	} else {
+		fmt.Fprintf(os.Stderr, "bench: no Node proxy to compare (it needs node on $PATH): %v\n", err)
+	}
+
 	// The kernel's sockmap redirect, for the record (root only).
 	bulkPaths := tunnels
 	if relay, err := startSockmapRelay(bulk.Addr().String()); err == nil {
@@ -176,6 +184,10 @@ func proxyBench(cordon, compare string, n int) error {
 	w.Flush()
 	fmt.Println("\nOn loopback a proxied byte crosses two TCP connections instead of one; when the")
 	fmt.Println("machine's CPUs are saturated that, not the copy (spliced in the kernel), sets the ratio.")
+	if slices.ContainsFunc(tunnels, func(p path) bool { return p.name == nodePath }) {
+		fmt.Printf("%q: a CONNECT proxy built as sandbox-runtime's (Node's http server, net.connect,\n", nodePath)
+		fmt.Println("paused-mode read/write relay), the host leg only: its bridge into the sandbox adds two socat relays.")
+	}
 	if len(bulkPaths) > len(tunnels) {
 		fmt.Printf("%q: the bench's own relay through the kernel's sockmap (SK_SKB verdict,\n", sockmapPath)
 		fmt.Println("bpf_sk_redirect_hash), which cordon does not use; its CPU is a kernel worker's, not shown.")
@@ -192,8 +204,11 @@ func proxyBench(cordon, compare string, n int) error {
 	return nil
 }
 
-// sockmapPath names the sockmap relay's row.
-const sockmapPath = "sockmap redirect (not cordon's)"
+// sockmapPath names the sockmap relay's row, nodePath the Node proxy's.
+const (
+	sockmapPath = "sockmap redirect (not cordon's)"
+	nodePath    = "CONNECT via Node (sandbox-runtime's design)"
+)
 
 func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }
 

@@ -30,6 +30,10 @@ type LoadOptions struct {
 	Workspace, Cwd, Home string
 	// ConfigHome is $XDG_CONFIG_HOME ("" means Home/.config).
 	ConfigHome string
+	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR, where Claude Code keeps the
+	// user's settings.json instead of ~/.claude ("" means Home/.claude;
+	// a relative one is relative to Cwd).
+	ClaudeConfigDir string
 	// Settings are the --settings files, in order.
 	Settings []string
 	// Flags are the command line's other settings.
@@ -113,10 +117,17 @@ func discover(o LoadOptions) (*inputs, error) {
 	}
 
 	ws := o.Workspace
+	claudeDir := filepath.Join(o.Home, ".claude")
+	if d := o.ClaudeConfigDir; d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(o.Cwd, d)
+		}
+		claudeDir = filepath.Clean(d)
+	}
 	cands := []candidate{
 		{filepath.Join(o.Home, ".srt-settings.json"), ScopeUser, formatSRT, ""},
 		// Claude Code's "/x" in the user's file is in ~/.claude.
-		{filepath.Join(o.Home, ".claude", "settings.json"), ScopeUser, formatClaude, filepath.Join(o.Home, ".claude")},
+		{filepath.Join(claudeDir, "settings.json"), ScopeUser, formatClaude, claudeDir},
 		{filepath.Join(o.ConfigHome, "cordon", "settings.json"), ScopeUser, formatCordon, o.Home},
 		{filepath.Join(ws, ".claude", "settings.json"), ScopeProject, formatClaude, ws},
 		{filepath.Join(ws, ".cordon", "settings.json"), ScopeProject, formatCordon, ws},

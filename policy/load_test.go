@@ -791,3 +791,23 @@ func TestBashTextRules(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeConfigDir: with CLAUDE_CONFIG_DIR set, Claude Code's user
+// settings are $CLAUDE_CONFIG_DIR/settings.json, and its "/x" is there.
+// cordon read ~/.claude/settings.json: the user's deny rules and sandbox
+// settings did nothing.
+func TestClaudeConfigDir(t *testing.T) {
+	fsys := fstest.MapFS{
+		"home/u/.claude/settings.json": {Data: []byte(`{"sandbox": {"filesystem": {"denyRead": ["~/not-read"]}}}`)},
+		"cfg/claude/settings.json":     {Data: []byte(`{"permissions": {"deny": ["Read(/x)"]}, "sandbox": {"filesystem": {"denyRead": ["~/read"]}}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", ClaudeConfigDir: "/cfg/claude", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{"/home/u/read": true, "/cfg/claude/x": true, "/home/u/not-read": false} {
+		if slices.Contains(p.Filesystem.DenyRead, path) != want {
+			t.Errorf("denyRead %v: %s %v, want %v", p.Filesystem.DenyRead, path, !want, want)
+		}
+	}
+}

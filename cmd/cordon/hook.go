@@ -130,11 +130,12 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byt
 		}
 	}
 	pol, err := policy.Load(policy.LoadOptions{
-		Workspace:  workspace,
-		Cwd:        cwd,
-		Home:       home,
-		ConfigHome: os.Getenv("XDG_CONFIG_HOME"),
-		Settings:   lists["settings"],
+		Workspace:       workspace,
+		Cwd:             cwd,
+		Home:            home,
+		ConfigHome:      os.Getenv("XDG_CONFIG_HOME"),
+		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"),
+		Settings:        lists["settings"],
 		Flags: policy.Flags{
 			AllowWrite: lists["allow-write"], AllowRead: lists["allow-read"],
 			DenyRead: lists["deny-read"], DenyWrite: lists["deny-write"],

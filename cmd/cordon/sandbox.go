@@ -147,11 +147,12 @@ func loadPolicyFor(cmd *cli.Command, inv invocation) (*policy.Policy, error) {
 		load = inv.policies.Load
 	}
 	return load(policy.LoadOptions{
-		Workspace:  workspace,
-		Cwd:        cwd,
-		Home:       home,
-		ConfigHome: inv.getenv("XDG_CONFIG_HOME"),
-		Settings:   cmd.StringSlice("settings"),
+		Workspace:       workspace,
+		Cwd:             cwd,
+		Home:            home,
+		ConfigHome:      inv.getenv("XDG_CONFIG_HOME"),
+		ClaudeConfigDir: inv.getenv("CLAUDE_CONFIG_DIR"),
+		Settings:        cmd.StringSlice("settings"),
 		Flags: policy.Flags{
 			AllowWrite:  cmd.StringSlice("allow-write"),
 			AllowRead:   cmd.StringSlice("allow-read"),

@@ -3,6 +3,7 @@ package policy
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"cordon.dev/cordon/policy/shell"
@@ -129,6 +130,28 @@ func shellRules(rules []Rule, tool string) []Rule {
 	return out
 }
 
+// bashParams are the members of Bash's input besides command that a deny
+// or ask rule may name, as in Claude Code: Bash(run_in_background:true),
+// Bash(dangerouslyDisableSandbox:true).
+var bashParams = []string{"description", "timeout", "run_in_background", "dangerouslyDisableSandbox"}
+
+// bashParamMatch reports whether a Bash deny or ask rule names one of the
+// call's parameters with its value (`*` any text), as Claude Code matches
+// Bash(param:value). Such a rule is also read as a command pattern
+// (Bash(timeout:*) is the timeout command too): either match counts.
+func bashParamMatch(r Rule, req Request) bool {
+	key, val, ok := strings.Cut(r.Specifier, ":")
+	key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+	if !ok || !r.HasSpecifier || !slices.Contains(bashParams, key) {
+		return false
+	}
+	if m, known := otherSpec(r, req.Tool, req.Input, true); known {
+		return m
+	}
+	// no input (cordon check): only what the request says
+	return key == "dangerouslyDisableSandbox" && matchStar(val, strconv.FormatBool(req.DisableSandbox))
+}
+
 // writableDirs are the directories besides the workspace where a command's
 // writes need only workspace-write: the literal allowWrite paths (and the
 // base of a "dir/**"), and the sandbox's private /tmp.
@@ -187,6 +210,10 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	// deny rules: any command they match, wrapped, nested or substituted
 	deny := shellRules(p.Permissions.Deny, req.Tool)
 	for _, r := range deny {
+		if bashParamMatch(r, req) {
+			a.deny = &hit{rule: r.String(), detail: "a parameter of the call"}
+			break
+		}
 		pat, err := shell.ParsePattern(r.bashSpec())
 		if err != nil {
 			// Not one simple command (`*| bash*`): Claude Code matches
@@ -213,6 +240,10 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 
 	// ask rules, the same way
 	for _, r := range askRules {
+		if bashParamMatch(r, req) {
+			a.ask = &hit{rule: r.String(), detail: "a parameter of the call"}
+			break
+		}
 		pat, err := shell.ParsePattern(r.bashSpec())
 		if err != nil {
 			if r.matchesText(req.Command) {

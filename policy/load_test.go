@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -808,6 +809,45 @@ func TestClaudeConfigDir(t *testing.T) {
 	for path, want := range map[string]bool{"/home/u/read": true, "/cfg/claude/x": true, "/home/u/not-read": false} {
 		if slices.Contains(p.Filesystem.DenyRead, path) != want {
 			t.Errorf("denyRead %v: %s %v, want %v", p.Filesystem.DenyRead, path, !want, want)
+		}
+	}
+}
+
+// TestBashParamRules: Claude Code's deny and ask rules on a Bash call's
+// parameter, Bash(run_in_background:true), Bash(dangerouslyDisableSandbox:true):
+// cordon read them as commands named "run_in_background:true", which
+// nothing runs: the deny denied nothing.
+func TestBashParamRules(t *testing.T) {
+	fsys := fstest.MapFS{"home/u/.claude/settings.json": {Data: []byte(`{"permissions": {
+		"allow": ["Bash(curl:*)"],
+		"deny": ["Bash(run_in_background:true)"],
+		"ask": ["Bash(dangerouslyDisableSandbox:true)"]}, "sandbox": {"allowUnsandboxedCommands": true}}`)}}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		input   string
+		disable bool
+		want    Verdict
+	}{
+		{`{"command": "ls", "run_in_background": true}`, false, VerdictDeny},
+		{`{"command": "ls", "run_in_background": false}`, false, VerdictAllow},
+		{`{"command": "ls"}`, false, VerdictAllow},
+		{`{"command": "curl x", "dangerouslyDisableSandbox": true}`, true, VerdictAsk},
+		{"", true, VerdictAsk},
+	} {
+		var cmd struct{ Command string }
+		_ = json.Unmarshal([]byte(tc.input), &cmd)
+		if cmd.Command == "" {
+			cmd.Command = "curl x"
+		}
+		d, err := p.Authorize(context.Background(), Request{Tool: "Bash", Command: cmd.Command, Cwd: "/ws", Mode: "bypassPermissions", DisableSandbox: tc.disable, Input: json.RawMessage(tc.input)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict != tc.want {
+			t.Errorf("%s: %s (%s), want %s", tc.input, d.Verdict, d.Reason, tc.want)
 		}
 	}
 }

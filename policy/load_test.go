@@ -851,3 +851,27 @@ func TestBashParamRules(t *testing.T) {
 		}
 	}
 }
+
+// TestUserStrictSandboxHolds: allowUnsandboxedCommands false in the
+// user's settings holds over a trusted workspace's true, as in Claude
+// Code (since 2.1.285): the workspace's true let Bash calls ask to leave
+// the sandbox the user had closed.
+func TestUserStrictSandboxHolds(t *testing.T) {
+	fsys := fstest.MapFS{
+		"home/u/.config/cordon/settings.json": {Data: []byte(`{"cordon": {"trustedWorkspaces": ["/ws"]}}`)},
+		"home/u/.claude/settings.json":        {Data: []byte(`{"sandbox": {"allowUnsandboxedCommands": false}}`)},
+		"ws/.claude/settings.json":            {Data: []byte(`{"sandbox": {"allowUnsandboxedCommands": true}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Trusted || p.Sandbox.AllowUnsandboxedCommands {
+		t.Errorf("trusted %v, allowUnsandboxedCommands %v: want the user's false", p.Trusted, p.Sandbox.AllowUnsandboxedCommands)
+	}
+	// without the user's false, the trusted workspace decides
+	delete(fsys, "home/u/.claude/settings.json")
+	if p, err = Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}}); err != nil || !p.Sandbox.AllowUnsandboxedCommands {
+		t.Errorf("allowUnsandboxedCommands %v, %v: want the workspace's true", p.Sandbox.AllowUnsandboxedCommands, err)
+	}
+}

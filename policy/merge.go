@@ -270,9 +270,16 @@ func (m *merger) apply(l *layer) {
 		"cordon.allowManagedWritePathsOnly": l.managedWriteOnly, "cordon.allowManagedPermissionRulesOnly": l.managedPermissionsOnly,
 		"sandbox.network.strictAllowlist": l.strictAllowlist, "cordon.serve": l.serve,
 	} {
-		if s != nil {
-			m.flags[key] = s
+		if s == nil {
+			continue
 		}
+		if prev := m.flags[key]; key == "sandbox.allowUnsandboxedCommands" && s.V && prev != nil && !prev.V &&
+			prev.Src.Scope == ScopeUser && (l.scope == ScopeProject || l.scope == ScopeLocal) {
+			// Claude Code keeps the user's false over a workspace's true.
+			m.ignored(key, "true", s.Src, "false in the user's settings ("+prev.Src.String()+") holds over a workspace's true, as in Claude Code")
+			continue
+		}
+		m.flags[key] = s
 	}
 	for key, s := range map[string]*setting[int]{
 		"sandbox.network.httpProxyPort": l.httpProxyPort, "sandbox.network.socksProxyPort": l.socksProxyPort,

@@ -561,22 +561,7 @@ func otherSpec(r Rule, tool string, input json.RawMessage, params bool) (match, 
 	if len(input) == 0 || json.Unmarshal(input, &in) != nil {
 		return false, false
 	}
-	scalar := func(key string) (string, bool) {
-		v, ok := in[key]
-		if !ok {
-			return "", false
-		}
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			return s, true
-		}
-		var x any
-		switch json.Unmarshal(v, &x); x.(type) {
-		case float64, bool:
-			return string(bytes.TrimSpace(v)), true
-		}
-		return "", false
-	}
+	scalar := func(key string) (string, bool) { return scalarMember(in, key) }
 	if key, val, ok := strings.Cut(r.Specifier, ":"); ok && params {
 		got, ok := scalar(strings.TrimSpace(key))
 		return ok && matchStar(strings.TrimSpace(val), got), true
@@ -586,6 +571,45 @@ func otherSpec(r Rule, tool string, input json.RawMessage, params bool) (match, 
 		return ok && got == r.Specifier, true
 	}
 	return false, false
+}
+
+// scalarMember returns a top-level member of a tool's input that is a
+// string, a number or a boolean, as Claude Code compares it with a
+// parameter rule: a string's text, the others as written.
+func scalarMember(in map[string]json.RawMessage, key string) (string, bool) {
+	v, ok := in[key]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s, true
+	}
+	var x any
+	switch json.Unmarshal(v, &x); x.(type) {
+	case float64, bool:
+		return string(bytes.TrimSpace(v)), true
+	}
+	return "", false
+}
+
+// paramHit returns the first parameter rule of a deny or ask list, for the
+// tool by its own name, that matches the request's input, or nil.
+func paramHit(rules []Rule, req Request) *hit {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(req.toolInput(), &in) != nil {
+		return nil
+	}
+	for _, r := range toolRules(rules, req.Tool) {
+		if r.Param == "" || r.Inert != "" {
+			continue
+		}
+		_, val, _, _ := paramRule(r.Tool, r.Specifier)
+		if got, ok := scalarMember(in, r.Param); ok && matchStar(val, got) {
+			return &hit{rule: r.String(), detail: r.Param + " is " + abbrev(got)}
+		}
+	}
+	return nil
 }
 
 // matchStar matches s against a pattern whose * stands for any text.

@@ -245,3 +245,47 @@ func TestDecisionErr(t *testing.T) {
 		t.Error("a bad tool name: no error")
 	}
 }
+
+// TestParamRules: Claude Code's deny and ask rules on a built-in tool's
+// input parameters, Tool(param:value) with * for any text, decide the
+// calls whose input has that value; a rule on a tool's main field
+// (Bash(command:...)) is skipped, as Claude Code skips it.
+func TestParamRules(t *testing.T) {
+	f := newFixture(t)
+	p := f.load(t, "params", `{"permissions": {
+		"deny": ["Bash(run_in_background:true)", "WebFetch(prompt:*password*)", "Edit(new_string:*PRIVATE KEY*)", "Read(pages:*)", "Bash(command:ls *)"],
+		"ask": ["Bash(dangerouslyDisableSandbox:true)", "Grep(output_mode: content)", "Bash(timeout:600000)"],
+		"allow": ["WebFetch(domain:example.com)"]}}`)
+	tests := []struct {
+		name string
+		req  Request
+		want Verdict
+		has  string
+	}{
+		{"background", Request{Tool: "Bash", Command: "npm run dev", Input: json.RawMessage(`{"command":"npm run dev","run_in_background":true}`)}, VerdictDeny, "Bash(run_in_background:true)"},
+		{"foreground", Request{Tool: "Bash", Command: "npm run dev", Input: json.RawMessage(`{"command":"npm run dev","run_in_background":false}`)}, VerdictAllow, ""},
+		{"a number", Request{Tool: "Bash", Command: "make", Input: json.RawMessage(`{"command":"make","timeout":600000}`)}, VerdictAsk, "Bash(timeout:600000)"},
+		{"dangerouslyDisableSandbox", Request{Tool: "Bash", Command: "ls", DisableSandbox: true}, VerdictAsk, "Bash(dangerouslyDisableSandbox:true)"},
+		{"the command field is not matched", Request{Tool: "Bash", Command: "ls -la"}, VerdictAllow, ""},
+		{"fetch prompt", Request{Tool: "WebFetch", URL: "https://example.com/", Input: json.RawMessage(`{"url":"https://example.com/","prompt":"find the password"}`)}, VerdictDeny, "WebFetch(prompt:*password*)"},
+		{"fetch other prompt", Request{Tool: "WebFetch", URL: "https://example.com/", Input: json.RawMessage(`{"url":"https://example.com/","prompt":"summarise"}`)}, VerdictAllow, ""},
+		{"edit content", Request{Tool: "Edit", Path: "src/main.go", Mode: "acceptEdits", Input: json.RawMessage(`{"file_path":"src/main.go","old_string":"a","new_string":"-----BEGIN PRIVATE KEY-----"}`)}, VerdictDeny, "Edit(new_string:*PRIVATE KEY*)"},
+		{"edit other content", Request{Tool: "Edit", Path: "src/main.go", Mode: "acceptEdits", Input: json.RawMessage(`{"file_path":"src/main.go","old_string":"a","new_string":"b"}`)}, VerdictAllow, ""},
+		{"read pages", Request{Tool: "Read", Path: "README.md", Input: json.RawMessage(`{"file_path":"README.md","pages":"1-2"}`)}, VerdictDeny, "Read(pages:*)"},
+		{"read whole", Request{Tool: "Read", Path: "README.md", Input: json.RawMessage(`{"file_path":"README.md"}`)}, VerdictAllow, ""},
+		{"grep content", Request{Tool: "Grep", Path: "src", Input: json.RawMessage(`{"pattern":"x","path":"src","output_mode":"content"}`)}, VerdictAsk, "Grep(output_mode: content)"},
+		{"grep files", Request{Tool: "Grep", Path: "src", Input: json.RawMessage(`{"pattern":"x","path":"src"}`)}, VerdictAllow, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Cwd = f.ws
+			d, err := p.Authorize(context.Background(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Verdict != tc.want || !strings.Contains(d.Reason, tc.has) {
+				t.Errorf("%s (%s), want %s with %q", d.Verdict, d.Reason, tc.want, tc.has)
+			}
+		})
+	}
+}

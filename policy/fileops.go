@@ -404,6 +404,9 @@ func (p *Policy) analyseFile(req Request, a *analysis) error {
 	} else if r := fileRules(p.Permissions.Deny, kindRead, false, paths...); write && r != nil {
 		a.deny = &hit{rule: r.String(), detail: fi.Path + " cannot be read, so it cannot be edited"}
 	}
+	if a.deny == nil {
+		a.deny = paramHit(p.Permissions.Deny, req)
+	}
 	for _, x := range paths {
 		if a.deny != nil {
 			break
@@ -475,6 +478,8 @@ func (p *Policy) analyseFile(req Request, a *analysis) error {
 	// ask and allow rules
 	if r := fileRules(p.Permissions.Ask, family, false, paths...); r != nil {
 		a.ask = &hit{rule: r.String(), detail: fi.Path}
+	} else if h := paramHit(p.Permissions.Ask, req); h != nil {
+		a.ask = h
 	}
 	// An allow rule must name where the path really leads, unless it
 	// stays in the writable root it is named in.

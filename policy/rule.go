@@ -31,6 +31,55 @@ type Rule struct {
 	// cordon drops such a rule from an allow list, as Claude Code does, and
 	// keeps it in deny and ask lists, where it only restricts.
 	Inert string `json:"-"`
+	// Param is, for Claude Code's parameter rule `Tool(param:value)` on a
+	// built-in tool (`Bash(run_in_background:true)`, `Agent(model:opus)`),
+	// the member of the tool's input it matches: the value is what
+	// follows the colon, `*` any text. Claude Code applies it in deny and
+	// ask lists; a Bash one is also read as a command pattern.
+	Param string `json:"-"`
+}
+
+// toolParams are the top-level members of the built-in tools' input that
+// a parameter rule may name; primaryParams the ones Claude Code refuses to
+// match that way (a rule on them is skipped).
+var (
+	toolParams = map[string][]string{
+		"Bash":         {"timeout", "description", "run_in_background", "dangerouslyDisableSandbox"},
+		"Monitor":      {"description", "timeout_ms", "persistent"},
+		"Read":         {"offset", "limit", "pages"},
+		"Edit":         {"old_string", "new_string", "replace_all"},
+		"Write":        {"content"},
+		"NotebookEdit": {"cell_id", "new_source", "cell_type", "edit_mode"},
+		"Glob":         {"pattern"},
+		"Grep":         {"pattern", "glob", "type", "output_mode", "multiline", "head_limit", "offset", "-i", "-n", "-A", "-B", "-C"},
+		"WebFetch":     {"prompt"},
+		"WebSearch":    {"query"},
+		"Agent":        {"description", "prompt", "subagent_type", "model", "isolation", "name", "run_in_background"},
+	}
+	primaryParams = map[string]string{
+		"Bash": "command", "Monitor": "command", "Read": "file_path", "Edit": "file_path", "Write": "file_path",
+		"NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path", "WebFetch": "url",
+	}
+)
+
+// paramRule splits a built-in tool's specifier `param:value` (whitespace
+// around the colon dropped) naming one of its input members; primary says
+// the member is the tool's main field, which Claude Code does not match so.
+func paramRule(tool, spec string) (key, value string, primary, ok bool) {
+	k, v, found := strings.Cut(spec, ":")
+	if !found {
+		return "", "", false, false
+	}
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	if primaryParams[tool] == k && k != "" {
+		return k, v, true, true
+	}
+	for _, p := range toolParams[tool] {
+		if p == k {
+			return k, v, false, true
+		}
+	}
+	return "", "", false, false
 }
 
 // ParseRule reads a permission rule as Claude Code does: the specifier is
@@ -112,6 +161,15 @@ func ParseRule(s string) (Rule, error) {
 	}
 	if !r.HasSpecifier {
 		return r, nil
+	}
+	if key, _, primary, ok := paramRule(tool, r.Specifier); ok && !(tool == "WebFetch" && key == "domain") {
+		r.Param = key
+		if primary {
+			r.Inert = "Claude Code does not match " + tool + "'s " + key + " with a parameter rule and skips it"
+		}
+		if tool != "Bash" {
+			return r, nil
+		}
 	}
 	switch tool {
 	case "WebFetch":
@@ -374,6 +432,9 @@ func lastIndexUnescaped(s string, c byte) int {
 // pathTool reports whether the rule's specifier is a file path pattern,
 // and whether the tool writes.
 func (r Rule) pathTool() (isPath, writes bool) {
+	if r.Param != "" {
+		return false, false // a parameter rule names no path
+	}
 	switch r.Tool {
 	case "Read", "Glob", "Grep", "LS", "NotebookRead":
 		return r.HasSpecifier, false

@@ -983,7 +983,7 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 			}
 			continue
 		}
-		if r.Tool == "WebFetch" && r.HasSpecifier {
+		if r.Tool == "WebFetch" && r.HasSpecifier && r.Param == "" {
 			de := entry{strings.TrimPrefix(r.Specifier, "domain:"), e.Src, e.V}
 			switch {
 			case de.V == "*" && allow:

@@ -147,7 +147,12 @@ func (p *Policy) analyseWeb(req Request, a *analysis) {
 	if a.deny = match(p.Permissions.Deny); a.deny == nil {
 		a.deny = matchList("deniedDomains", p.Network.DeniedDomains)
 	}
-	a.ask = match(p.Permissions.Ask)
+	if a.deny == nil {
+		a.deny = paramHit(p.Permissions.Deny, req)
+	}
+	if a.ask = match(p.Permissions.Ask); a.ask == nil {
+		a.ask = paramHit(p.Permissions.Ask, req)
+	}
 	if a.allow = match(p.Permissions.Allow); a.allow == nil {
 		a.allow = matchList("allowedDomains", p.Network.AllowedDomains)
 	}

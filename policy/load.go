@@ -236,9 +236,12 @@ func (in *inputs) load() (*Policy, error) {
 		p.SettingsFiles = append(p.SettingsFiles, c.path)
 	}
 	m := merger{p: p, rep: rep}
+	admin := adminRequired(layers)
 	for _, l := range layers {
 		if !trusted && (l.scope == ScopeProject || l.scope == ScopeLocal) {
 			m.untrusted(l)
+		} else if admin != "" && (l.scope == ScopeProject || l.scope == ScopeLocal) {
+			m.adminRequired(l, admin)
 		}
 		m.apply(l)
 	}

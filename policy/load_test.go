@@ -875,3 +875,36 @@ func TestUserStrictSandboxHolds(t *testing.T) {
 		t.Errorf("allowUnsandboxedCommands %v, %v: want the workspace's true", p.Sandbox.AllowUnsandboxedCommands, err)
 	}
 }
+
+// TestAdminRequiredSandbox: while the sandbox is admin-required (the
+// managed allowUnsandboxedCommands false, or allowManagedDomainsOnly),
+// Claude Code ignores what a repository's settings open in the sandbox,
+// trusted or not: a trusted workspace's excludedCommands ran commands
+// outside the sandbox the administrator required. Its permission rules
+// stay.
+func TestAdminRequiredSandbox(t *testing.T) {
+	repo := `{"permissions": {"allow": ["Bash(npm test)", "Edit(/src/**)", "WebFetch(domain:repo.example)"], "additionalDirectories": ["/opt/x"]},
+		"sandbox": {"excludedCommands": ["docker *"], "enableWeakerNestedSandbox": true, "filesystem": {"allowWrite": ["/var/cache/x"]},
+		"network": {"allowedDomains": ["pkg.example"]}}}`
+	for _, managed := range []string{`{"sandbox": {"allowUnsandboxedCommands": false}}`, `{"sandbox": {"network": {"allowManagedDomainsOnly": true}}}`, `{}`} {
+		fsys := fstest.MapFS{
+			"home/u/.config/cordon/settings.json":   {Data: []byte(`{"cordon": {"trustedWorkspaces": ["/ws"]}}`)},
+			"etc/claude-code/managed-settings.json": {Data: []byte(managed)},
+			"ws/.claude/settings.json":              {Data: []byte(repo)},
+		}
+		p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{"/etc/claude-code/managed-settings.json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin := managed != `{}`
+		opened := len(p.Sandbox.ExcludedCommands) > 0 || p.Sandbox.EnableWeakerNestedSandbox || len(p.Network.AllowedDomains) > 0 ||
+			slices.ContainsFunc(p.Filesystem.AllowWrite, func(s string) bool { return s == "/var/cache/x" || s == "/ws/src/**" || s == "/opt/x" })
+		if opened == admin {
+			t.Errorf("managed %s: excluded %v, weaker %v, domains %v, allowWrite %v", managed, p.Sandbox.ExcludedCommands,
+				p.Sandbox.EnableWeakerNestedSandbox, p.Network.AllowedDomains, p.Filesystem.AllowWrite)
+		}
+		if len(p.Permissions.Allow) != 3 {
+			t.Errorf("managed %s: allow rules %v, want the workspace's three", managed, p.Permissions.Allow)
+		}
+	}
+}

@@ -186,6 +186,75 @@ func (m *merger) untrusted(l *layer) {
 	}
 }
 
+// adminRequired says why the sandbox is admin-required, as Claude Code
+// has it: allowUnsandboxedCommands false in the managed settings (or in a
+// --settings file, unless the managed settings set it true), or the
+// managed allowManagedDomainsOnly lock; "" when it is not.
+func adminRequired(layers []*layer) string {
+	why := ""
+	for _, l := range layers {
+		switch {
+		case l.scope == ScopeManaged && l.allowUnsandboxed != nil:
+			why = ""
+			if !l.allowUnsandboxed.V {
+				why = "sandbox.allowUnsandboxedCommands false (" + l.allowUnsandboxed.Src.String() + ")"
+			}
+		case l.scope == ScopeFlag && l.allowUnsandboxed != nil && !l.allowUnsandboxed.V:
+			why = "sandbox.allowUnsandboxedCommands false (" + l.allowUnsandboxed.Src.String() + ")"
+		}
+	}
+	for _, l := range layers {
+		if l.scope == ScopeManaged && l.managedDomainsOnly != nil && l.managedDomainsOnly.V {
+			why = "allowManagedDomainsOnly (" + l.managedDomainsOnly.Src.String() + ")"
+		}
+	}
+	return why
+}
+
+// adminRequired strips from a trusted workspace's layer what loosens the
+// sandbox, as Claude Code ignores it in a repository's settings while the
+// sandbox is admin-required: the entries that open it (excludedCommands,
+// ignoreViolations, allowedDomains, allowUnixSockets, allowWrite and what
+// Edit(...) allow rules and additionalDirectories open, allowRead), the
+// weaker switches' true, and a false for enabled and failIfUnavailable.
+// The workspace's permission rules stay: they decide Claude Code's tools.
+func (m *merger) adminRequired(l *layer, why string) {
+	reason := "the sandbox is admin-required (" + why + "): a workspace's settings may not loosen it"
+	dropList := func(key string, es *[]entry) {
+		for _, e := range *es {
+			m.ignored(key, e.V, e.Src, reason)
+		}
+		*es = nil
+	}
+	dropList("sandbox.excludedCommands", &l.excludedCommands)
+	dropList("sandbox.network.allowedDomains", &l.allowedDomains)
+	dropList("sandbox.network.allowUnixSockets", &l.unixSockets)
+	dropList("sandbox.filesystem.allowRead", &l.allowRead)
+	dropList("sandbox.filesystem.allowWrite", &l.allowWrite)
+	dropList("permissions.additionalDirectories", &l.additionalDirs)
+	for cmd, es := range l.ignoreViolations {
+		dropList("sandbox.ignoreViolations."+cmd, &es)
+	}
+	l.ignoreViolations = nil
+	for _, b := range []struct {
+		key       string
+		s         **setting[bool]
+		tightened bool
+	}{
+		{"sandbox.enabled", &l.enabled, true},
+		{"sandbox.failIfUnavailable", &l.failIfUnavailable, true},
+		{"sandbox.network.allowAllUnixSockets", &l.allowAllUnixSockets, false},
+		{"sandbox.network.allowLocalBinding", &l.allowLocalBinding, false},
+		{"sandbox.enableWeakerNestedSandbox", &l.weakerNested, false},
+		{"sandbox.allowNestedUserNamespaces", &l.nestedUserNS, false},
+	} {
+		if s := *b.s; s != nil && s.V != b.tightened {
+			m.ignored(b.key, strconv.FormatBool(s.V), s.Src, reason)
+			*b.s = nil
+		}
+	}
+}
+
 // restrictiveness orders modes, as named, from the most restrictive. Of
 // the workspace-write modes, Claude Code's dontAsk denies what it would
 // ask and its default asks before a file edit, which acceptEdits (and

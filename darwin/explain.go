@@ -1,6 +1,7 @@
 package darwin
 
 import (
+	"fmt"
 	"net/netip"
 	"path"
 	"regexp"
@@ -142,6 +143,16 @@ func (e *Explainer) write(op, p string) Refusal {
 			r.Reason = reasonProtected
 			if !c.p.Filesystem.AllowGitConfig && (path.Base(p) == "config" || path.Base(p) == "config.worktree") && strings.Contains(p, "/.git") {
 				r.Hint = "allow git's config with sandbox.filesystem.allowGitConfig"
+			}
+			return r
+		}
+	}
+	for _, n := range c.nested {
+		if e.nestedMatch(n, p) {
+			if n.pin {
+				r.Reason = "leads to a protected or denied path: it cannot be moved or removed"
+			} else {
+				r.Reason = reasonProtected
 			}
 			return r
 		}
@@ -378,4 +389,18 @@ func (e *Explainer) deniedBy(pts []pattern, p string) bool {
 		}
 	}
 	return false
+}
+
+// nestedMatch reports whether p is what the nested rule n denies.
+func (e *Explainer) nestedMatch(n nested, p string) bool {
+	k := fmt.Sprintf("nested %v %s %v", n.base.key(), n.rel, n.pin)
+	re, ok := e.regexps[k]
+	if !ok {
+		src, err := nestedRegex(n, !n.pin)
+		if err == nil {
+			re, _ = regexp.Compile(src)
+		}
+		e.regexps[k] = re
+	}
+	return re != nil && re.MatchString(p) && !strings.Contains(p, "/node_modules/")
 }

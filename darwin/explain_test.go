@@ -53,6 +53,11 @@ func TestExplain(t *testing.T) {
 			want: Refusal{Kind: KindWrite, Operation: "file-write-create", Path: ws + "/.GIT/Hooks/pre-commit", Reason: reasonProtected},
 		},
 		{
+			name: "a nested settings file",
+			v:    v("file-write-create", ws+"/packages/web/.claude/settings.json"),
+			want: Refusal{Kind: KindWrite, Operation: "file-write-create", Path: ws + "/packages/web/.claude/settings.json", Reason: reasonProtected},
+		},
+		{
 			name: "git's config, which a setting opens",
 			v:    v("file-write-data", ws+"/.git/config"),
 			want: Refusal{Kind: KindWrite, Operation: "file-write-data", Path: ws + "/.git/config", Reason: reasonProtected,

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"cordon.dev/cordon/internal/paths"
@@ -95,8 +96,23 @@ type compiler struct {
 	homeProt  []pattern // homeProtected
 	own       []pattern // the caller's own configuration and cordon's settings files
 	gitFiles  []pattern // .git files found in the writable roots (submodules, worktrees)
+	nested    []nested  // policy.ProtectedBelow at any depth below the writable roots
 	denyWrite []pattern
 }
+
+// nested is a name (policy.ProtectedBelow, or the directory one lies in)
+// protected in a writable root or the run's temporary directory and in
+// the directories down to nestedDepth below it, but not in node_modules.
+type nested struct {
+	base pattern // the root
+	rel  string  // the name, relative to each of those directories
+	pin  bool    // a directory the names lie in: not created, renamed or removed
+}
+
+// nestedDepth is how far below a writable root the nested names are
+// protected: as deep as Linux protects them (mounts.NestedDepth, which
+// this package does not import).
+const nestedDepth = 2
 
 // root is one writable root and what stays protected in it.
 type root struct {
@@ -215,6 +231,7 @@ func (c *compiler) collect() {
 	if c.r.TempDir != "" {
 		c.temp = c.spell(literalPattern(c.r.TempDir))
 	}
+	c.collectNested()
 	fsys := c.p.Filesystem
 	c.creds = c.credentialStores()
 	for _, h := range homeProtected {
@@ -237,6 +254,67 @@ func (c *compiler) collect() {
 	c.denyRead = without(c.all(fsys.DenyRead), c.creds)
 	c.allowRead = c.all(fsys.AllowRead)
 	c.denyWrite = c.all(fsys.DenyWrite)
+}
+
+// collectNested protects policy.ProtectedBelow in each writable root and
+// the run's temporary directory and down to nestedDepth below them, as
+// Linux does, and pins the directories those names lie in (.claude,
+// .cordon, .vscode) there: renamed into place (`mkdir x; edit
+// x/settings.json; mv x .claude`) they would bring their content past the
+// deny. The temporary directory is covered so that a directory moved there
+// and back is too. node_modules is left out, as on Linux: packages ship
+// .vscode folders, and no one starts an agent or an editor there.
+func (c *compiler) collectNested() {
+	var bases []pattern
+	for _, r := range c.roots {
+		if r.git {
+			bases = append(bases, r.pat)
+		}
+	}
+	bases = append(bases, c.temp...)
+	var dirs []string
+	for _, rel := range policy.ProtectedBelow {
+		if d := path.Dir(rel); d != "." && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, b := range bases {
+		for _, rel := range policy.ProtectedBelow {
+			c.nested = append(c.nested, nested{base: b, rel: rel})
+		}
+		for _, d := range dirs {
+			c.nested = append(c.nested, nested{base: b, rel: d, pin: true})
+		}
+	}
+}
+
+// nestedRegex matches n's name (and with subtree what is below it) in its
+// root and the directories down to nestedDepth below it, in either case.
+func nestedRegex(n nested, subtree bool) (string, error) {
+	base, err := n.base.foldedRegex(false)
+	if err != nil {
+		return "", err
+	}
+	name, err := literalPattern("/" + n.rel).foldedRegex(subtree)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(base, "$") + strings.Repeat("(/[^/]+)?", nestedDepth) + strings.TrimPrefix(name, "^"), nil
+}
+
+// nestedFilter matches n outside node_modules (as written: a node_modules
+// in another case is not left out).
+func (c *compiler) nestedFilter(n nested, subtree bool) string {
+	re, err := nestedRegex(n, subtree)
+	if err != nil {
+		c.b.fail(err)
+	}
+	except, err := n.base.regex(false)
+	if err != nil {
+		c.b.fail(err)
+	}
+	except = strings.TrimSuffix(except, "$") + strings.Repeat("(/[^/]+)?", nestedDepth-1) + "/node_modules(/.*)?$"
+	return all(c.b.filter("regex", re), "(require-not "+c.b.filter("regex", except)+")")
 }
 
 // addRoot adds a writable root with the names protected below it, unless
@@ -583,6 +661,19 @@ func (c *compiler) writes() {
 		"deny", []string{"file-write*"}, c.denyFilters(append(append([]pattern(nil), c.creds...), c.homeProt...)...))
 	c.b.rule("Wherever the writable roots are: git's, the shells' and the agents' own\nconfiguration in the home directory, and every settings file cordon reads.",
 		"deny", []string{"file-write*"}, c.denyFilters(c.own...))
+
+	var below, pins []string
+	for _, n := range c.nested {
+		if n.pin {
+			pins = append(pins, c.nestedFilter(n, false))
+		} else {
+			below = append(below, c.nestedFilter(n, true))
+		}
+	}
+	c.b.rule("In the writable roots, the temporary directory and two levels below them\n(but not in node_modules): the settings an agent or an editor started there\nreads, and the hooks, commands and tasks they run.",
+		"deny", []string{"file-write*"}, below)
+	c.b.rule("The directories those lie in cannot be created, renamed or removed there:\nrenamed into place, they would bring what the command wrote in them.",
+		"deny", []string{"file-write-unlink", "file-write-create"}, pins)
 
 	pinned := slices.Concat(protected, c.denyWrite, c.creds, c.homeProt, c.own, c.gitFiles)
 	c.b.rule("The directories that lead to a protected, denyWrite or credential path\ncannot be removed, renamed or created: `mv .git g; edit g/hooks; mv g .git`\nwould go around a rule on .git/hooks, and so would a new .git, or a\nsymbolic link named .git, brought in while none existed.",

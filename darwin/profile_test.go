@@ -266,6 +266,9 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	}
 	if r.TempDir != "" {
 		expect("file-write-create", res.resolve(r.TempDir)+"/x", "", true, "the run's temporary directory")
+		// A directory moved there to be edited and moved back.
+		expect("file-write-create", res.resolve(r.TempDir)+"/x/.claude/settings.json", "", false, "nested names in the temporary directory")
+		expect("file-write-create", res.resolve(r.TempDir)+"/x/.vscode", "DIRECTORY", false, "nested names in the temporary directory")
 	}
 
 	// Writable roots and what stays protected in them.
@@ -315,6 +318,23 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 			}
 		}
 		if slices.Contains(rc.protected, ".git/hooks") {
+			// The names protected below every directory two levels down
+			// (policy.ProtectedBelow), and the directories they lie in.
+			for _, below := range []string{"", "/pkg", "/apps/web", "/Apps/WEB"} {
+				for _, name := range policy.ProtectedBelow {
+					expect("file-write-create", rc.dir+below+"/"+name, "", false, "protected two levels below a root")
+					expect("file-write-data", rc.dir+below+"/"+strings.ToUpper(name)+"/x", "", false, "protected two levels below a root")
+					if d := path.Dir(name); d != "." {
+						expect("file-write-create", rc.dir+below+"/"+d, "DIRECTORY", false, "a directory nested names lie in")
+						expect("file-write-unlink", rc.dir+below+"/"+d, "DIRECTORY", false, "a directory nested names lie in")
+					}
+				}
+			}
+			if !underAny(rc.dir, denyWrite) {
+				expect("file-write-create", rc.dir+"/a/b/c/.claude/settings.json", "", true, "deeper than Linux protects")
+				expect("file-write-create", rc.dir+"/node_modules/pkg/.vscode/settings.json", "", true, "node_modules is left out")
+				expect("file-write-create", rc.dir+"/pkg/.claude/notes.md", "", true, "the rest of a .claude directory")
+			}
 			expect("file-write-data", rc.dir+"/.git", "REGULAR-FILE", false, "a .git file")
 			expect("file-write-create", rc.dir+"/.git/objects/ab/cdef", "", !underAny(rc.dir, denyWrite), "git writes objects")
 		}

@@ -45,29 +45,34 @@ func hookCommand() *cli.Command {
 			// Claude Code lets a call through when its hook fails with any
 			// status but 2: a hook misconfigured must block, not open.
 			OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-				fmt.Fprintf(stderr, "cordon hook: %v\n", err)
-				return exitStatus(exitHookBlocked)
+				data, _ := io.ReadAll(io.LimitReader(stdin, hookInputLimit))
+				return hookFailed(data, err)
 			},
 			Action: func(ctx context.Context, cmd *cli.Command) error {
 				var data []byte
 				if err := claudeHook(ctx, cmd, stdin, &data); err != nil {
-					fmt.Fprintf(stderr, "cordon hook: %v\n", err)
-					// Claude Code leaves a PermissionRequest as it was
-					// after a hook that exits 2: the denial must be said.
-					var ev struct {
-						HookEventName string `json:"hook_event_name"`
-					}
-					if json.Unmarshal(data, &ev) == nil && ev.HookEventName == policy.EventPermissionRequest {
-						enc := json.NewEncoder(stdout)
-						enc.SetEscapeHTML(false)
-						_ = enc.Encode(policy.DenyPermissionRequest("cordon hook: " + err.Error()))
-					}
-					return exitStatus(exitHookBlocked)
+					return hookFailed(data, err)
 				}
 				return nil
 			},
 		}},
 	}
+}
+
+// hookFailed says why cordon cannot answer a hook call, and blocks it:
+// exit 2, and for a PermissionRequest, which Claude Code leaves as it was
+// after a hook that exits 2, a deny decision besides.
+func hookFailed(input []byte, err error) error {
+	fmt.Fprintf(stderr, "cordon hook: %v\n", err)
+	var ev struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(input, &ev) == nil && ev.HookEventName == policy.EventPermissionRequest {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(policy.DenyPermissionRequest("cordon hook: " + err.Error()))
+	}
+	return exitStatus(exitHookBlocked)
 }
 
 // claudeHook answers one PreToolUse (or PermissionRequest) call, and

@@ -41,6 +41,7 @@ func TestExitStatusCheckHook(t *testing.T) {
 		// the denial is said in JSON too.
 		{"permission request", []string{"hook", "claude"}, `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`, 0, `"decision":{"behavior":"allow","updatedInput":{"command":`, ""},
 		{"permission request bad settings", []string{"hook", "claude", "--settings", "/nonexistent/s.json"}, `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`, 2, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"cordon hook: `, "cannot read"},
+		{"permission request bad flag", []string{"hook", "claude", "--bogus"}, `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`, 2, `"decision":{"behavior":"deny","message":"cordon hook: flag provided but not defined: -bogus"}`, "flag provided but not defined"},
 		{"permission request NUL", []string{"hook", "claude"}, `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls\u0000"}}`, 2, `"behavior":"deny"`, "NUL"},
 		{"post tool use", []string{"hook", "claude"}, `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, 2, "", "answers PreToolUse and PermissionRequest"},
 	}

@@ -586,3 +586,31 @@ func waitReadyInits(t *testing.T, pid, n int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestServeClosedStdio: a cordon run whose stdin, stdout and stderr are
+// closed gives the command /dev/null for them, warm as cold. The client
+// used to hand the command the first descriptors it opened itself: its
+// signal pipe as stdin and its connection to the daemon as stderr.
+func TestServeClosedStdio(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		sb := newServeBox(t, c)
+		sb.serve("--pool", "1")
+		script := `a=$(readlink /proc/$$/fd/0) b=$(readlink /proc/$$/fd/1) c=$(readlink /proc/$$/fd/2) p=$(grep -c -- '--command-fd=[0-9]' /proc/1/cmdline); echo "$a $b $c $p" > fds`
+		for _, tc := range []struct {
+			name, serve, pooled string
+		}{{"warm", "1", "1"}, {"cold", "0", "0"}} {
+			_ = os.Remove(filepath.Join(sb.ws, "fds"))
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			cmd := sb.command(ctx, runSpec{env: []string{sb.stateEnv, "CORDON_SERVE=" + tc.serve}}, "run", "--", "sh", "-c", script)
+			cmd.Path = "/bin/sh"
+			cmd.Args = append([]string{"sh", "-c", `exec "$0" "$@" <&- >&- 2>&-`, cordonBin}, cmd.Args[1:]...)
+			err := cmd.Run()
+			cancel()
+			got := readFile(filepath.Join(sb.ws, "fds"))
+			if want := "/dev/null /dev/null /dev/null " + tc.pooled + "\n"; err != nil || got != want {
+				t.Errorf("%s, stdio closed: %v; the command's descriptors and whether it was pooled:\n%s\nwant:\n%s", tc.name, err, got, want)
+			}
+		}
+	})
+}

@@ -591,8 +591,30 @@ gone:
  * socket, or the daemon declined): it makes its sandbox itself. */
 static int cold;
 
+/* open_stdio puts /dev/null where a standard descriptor is closed, as Go's
+ * runtime does for a cold run: the client would otherwise hand the command
+ * the first descriptors it opens itself — its signal pipe as stdin, its
+ * connection to the daemon as stderr. */
+static int open_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* The lower ones are open: this one is the lowest free. */
+		int n = open("/dev/null", O_RDWR);
+		if (n != fd) {
+			if (n >= 0)
+				close(n);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int client(int argc, char **argv, char **envp, int *status)
 {
+	if (open_stdio() != 0)
+		return CLIENT_NOT_TAKEN;
 	const char *v = getenv("CORDON_SERVE");
 	if (v && strcmp(v, "0") == 0) {
 		cold = 1;

@@ -71,3 +71,11 @@ var homeProtected = []string{"Library/LaunchAgents"}
 
 // syslogSocket is where syslog(3) writes.
 const syslogSocket = "/private/var/run/syslog"
+
+// gitRedirects are the files of a git directory that send git elsewhere
+// for its config and hooks: a commondir file makes another directory the
+// repository's common directory, whose config git reads (core.fsmonitor
+// runs at git status) and whose hooks it runs. Protected like the git
+// directory's hooks and config, as spec's mount plan does on Linux, until
+// policy.ProtectedInGitDir holds them.
+var gitRedirects = []string{"commondir", "modules/*/commondir", "worktrees/*/commondir"}

@@ -205,7 +205,7 @@ func networkOn(p *policy.Policy) bool {
 
 // collect turns the policy's paths into patterns, in every spelling.
 func (c *compiler) collect() {
-	inWritable, inGitDir := c.p.Protected()
+	inWritable, inGitDir := c.protected()
 	for _, w := range c.p.WritableRoots() {
 		pts := c.patterns(w)
 		if w == c.p.Workspace {
@@ -315,6 +315,19 @@ func (c *compiler) nestedFilter(n nested, subtree bool) string {
 	}
 	except = strings.TrimSuffix(except, "$") + strings.Repeat("(/[^/]+)?", nestedDepth-1) + "/node_modules(/.*)?$"
 	return all(c.b.filter("regex", re), "(require-not "+c.b.filter("regex", except)+")")
+}
+
+// protected returns the names protected in each writable root and in each
+// git directory: the policy's, and the git redirects.
+func (c *compiler) protected() (inWritable, inGitDir []string) {
+	inWritable, inGitDir = c.p.Protected()
+	for _, g := range gitRedirects {
+		if !slices.Contains(inGitDir, g) {
+			inWritable = append(inWritable, ".git/"+g)
+			inGitDir = append(inGitDir, g)
+		}
+	}
+	return inWritable, inGitDir
 }
 
 // addRoot adds a writable root with the names protected below it, unless

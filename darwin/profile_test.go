@@ -273,6 +273,10 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 
 	// Writable roots and what stays protected in them.
 	inWritable, inGitDir := p.Protected()
+	// A planted commondir sends git to a config and hooks elsewhere.
+	for _, g := range []string{"commondir", "modules/*/commondir", "worktrees/*/commondir"} {
+		inWritable, inGitDir = append(inWritable, ".git/"+g), append(inGitDir, g)
+	}
 	type rootCase struct {
 		dir       string
 		protected []string

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -356,6 +357,10 @@ func unwrapPathError(err error) error {
 
 // readLayer parses and decodes one settings file.
 func readLayer(file string, data []byte, scope Scope, f format, o LoadOptions, base string) (*layer, error) {
+	if f == formatClaude && len(bytes.TrimSpace(data)) == 0 {
+		// Claude Code reads an empty settings file as {}
+		data = []byte("{}")
+	}
 	root, err := parseJSON(data)
 	if err != nil {
 		var se *syntaxError

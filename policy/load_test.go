@@ -908,3 +908,25 @@ func TestAdminRequiredSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyClaudeFile: Claude Code reads an empty (or blank) settings
+// file as {}; cordon refused it ("unexpected end of file"), exit 125 for
+// every run in a workspace with an empty .claude/settings.json. cordon's
+// own and sandbox-runtime's files still must hold JSON.
+func TestEmptyClaudeFile(t *testing.T) {
+	for _, tc := range []struct {
+		f    format
+		data string
+		ok   bool
+	}{
+		{formatClaude, "", true},
+		{formatClaude, " \n\t", true},
+		{formatCordon, "", false},
+		{formatSRT, "\n", false},
+	} {
+		_, err := readLayer("f.json", []byte(tc.data), ScopeProject, tc.f, LoadOptions{Home: "/h", Cwd: "/w"}, "/w")
+		if (err == nil) != tc.ok {
+			t.Errorf("format %d %q: %v, want ok %v", tc.f, tc.data, err, tc.ok)
+		}
+	}
+}

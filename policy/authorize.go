@@ -532,7 +532,13 @@ func (p *Policy) analyseOther(req Request, a *analysis) {
 		}
 		return nil, unsure
 	}
-	deny, ask := toolRules(p.Permissions.Deny, req.Tool), toolRules(p.Permissions.Ask, req.Tool)
+	// A call under an old name (Task, KillShell) is the tool's: rules are
+	// read under the new one.
+	tool := req.Tool
+	if c, ok := legacyTools[tool]; ok {
+		tool = c
+	}
+	deny, ask := toolRules(p.Permissions.Deny, tool), toolRules(p.Permissions.Ask, tool)
 	if r, u := first(deny, true); r != nil {
 		a.deny = &hit{rule: r.String()}
 	} else if u != nil {
@@ -544,7 +550,7 @@ func (p *Policy) analyseOther(req Request, a *analysis) {
 		a.ask = &hit{rule: u.String(), detail: "an ask rule cordon cannot judge; it may apply"}
 	}
 	// Claude Code's parameter rules are for deny and ask only.
-	if r, _ := first(toolRules(p.Permissions.Allow, req.Tool), false); r != nil {
+	if r, _ := first(toolRules(p.Permissions.Allow, tool), false); r != nil {
 		a.allow = &hit{rule: r.String()}
 	}
 	a.step("request", "%s: only its rules decide it", req.Tool)

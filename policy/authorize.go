@@ -560,8 +560,8 @@ func (p *Policy) analyseOther(req Request, a *analysis) {
 // cordon does not judge, and whether cordon can tell at all: Claude Code's
 // parameter rules, Tool(param:value) (with params), match a top-level
 // scalar member of the tool's input, written as sent, * any text;
-// Agent(TYPE) (and Task(TYPE)) the subagent_type. Without the call's
-// input nothing can be told.
+// Agent(TYPE) (and Task(TYPE)) the subagent_type; Skill(name) and
+// Skill(name *) the skill. Without the call's input nothing can be told.
 func otherSpec(r Rule, tool string, input json.RawMessage, params bool) (match, known bool) {
 	var in map[string]json.RawMessage
 	if len(input) == 0 || json.Unmarshal(input, &in) != nil {
@@ -572,9 +572,33 @@ func otherSpec(r Rule, tool string, input json.RawMessage, params bool) (match, 
 		got, ok := scalar(strings.TrimSpace(key))
 		return ok && matchStar(strings.TrimSpace(val), got), true
 	}
-	if tool == "Agent" || tool == "Task" {
+	switch tool {
+	case "Agent", "Task":
 		got, ok := scalar("subagent_type")
 		return ok && got == r.Specifier, true
+	case "Skill":
+		// Skill(name) the name, Skill(name *) a prefix of it; a deny or
+		// ask rule also reaches a qualified name (plugin:name) by its
+		// unqualified one, as in Claude Code
+		name, ok := scalar("skill")
+		if !ok {
+			return false, true
+		}
+		names := []string{name}
+		if i := strings.LastIndex(name, ":"); params && i >= 0 {
+			names = append(names, name[i+1:])
+		}
+		spec := strings.TrimSpace(r.Specifier)
+		prefix, wild := strings.CutSuffix(spec, " *")
+		if !wild {
+			prefix, wild = strings.CutSuffix(spec, ":*")
+		}
+		for _, n := range names {
+			if n == spec || wild && strings.HasPrefix(n, prefix) {
+				return true, true
+			}
+		}
+		return false, true
 	}
 	return false, false
 }

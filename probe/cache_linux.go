@@ -165,7 +165,7 @@ func Load(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	if useCache && !timedOut(r) {
+	if useCache && !transient(r) {
 		_ = writeCache(dir, key, r)
 		c := r
 		c.Cached = true

@@ -123,7 +123,9 @@ func (p *prober) answer(ctx context.Context, name string, waitErr error, stdout,
 	if err := json.Unmarshal(line, &rep); err == nil && (rep.Available || rep.Step != "") {
 		return rep
 	}
-	msg := strings.TrimSpace(string(stderr))
+	// The first line: a child's crash (Go's runtime prints a page) must
+	// not make the one-line error that names it a page long.
+	msg, _, _ := strings.Cut(strings.TrimSpace(string(stderr)), "\n")
 	if len(msg) > 200 {
 		msg = msg[:200] + "..."
 	}

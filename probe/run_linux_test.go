@@ -124,6 +124,54 @@ func TestLoadTimeoutNotCached(t *testing.T) {
 	resetMemo()
 }
 
+// TestLoadChildCrashNotCached: probe children that die without an answer
+// (Go's runtime aborts with a page of output when the caller's process
+// limit leaves it no thread) fail the features with a one-line error, and
+// the result is not cached: it would refuse every run until the next boot.
+func TestLoadChildCrashNotCached(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	crash := filepath.Join(t.TempDir(), "crash")
+	script := "#!/bin/sh\necho 'runtime/cgo: pthread_create failed: Resource temporarily unavailable' >&2\necho 'SIGABRT: abort' >&2\necho 'PC=0x97dabb m=0' >&2\nexit 2\n"
+	if err := os.WriteFile(crash, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	resetMemo()
+	r, err := Load(context.Background(), Options{CacheDir: dir, Executable: crash})
+	resetMemo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := r.UserNamespaces
+	if f.Available || !strings.HasPrefix(f.Step, "probe child ") || !strings.Contains(f.Error, "pthread_create failed") || strings.Contains(f.Error, "\n") {
+		t.Errorf("userNamespaces = %+v, want a one-line failure of the probe child", f)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "probe-*.json")); len(files) > 0 {
+		t.Errorf("a result of crashed probe children was cached: %v", files)
+	}
+}
+
+func TestTransient(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    Feature
+		want bool
+	}{
+		{"a fact", Feature{Step: "clone", Errno: "EPERM"}, false},
+		{"the limit on namespaces", Feature{Step: "clone", Errno: "ENOSPC"}, false},
+		{"out of time", timeout("userns"), true},
+		{"no thread for the child", Feature{Step: "probe child userns", Error: "exit status 2 runtime/cgo: pthread_create failed"}, true},
+		{"no process for the child", Feature{Step: "clone", Errno: "EAGAIN"}, true},
+		{"no memory for the child", Feature{Step: "clone3", Errno: "ENOMEM"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Result{UserNamespaces: Feature{Available: true}, NetworkNamespace: tc.f}
+			if got := transient(r); got != tc.want {
+				t.Errorf("transient with networkNamespace %+v = %v, want %v", tc.f, got, tc.want)
+			}
+		})
+	}
+}
+
 func resetMemo() {
 	memo.Lock()
 	defer memo.Unlock()

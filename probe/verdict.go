@@ -132,11 +132,20 @@ func notifyFeature(r *Result) *Feature {
 	return &Feature{Error: "not attempted", Cause: CauseUnknown}
 }
 
-// timedOut reports whether any probe of r ran out of time: such a result
-// says nothing about the machine and is not cached.
-func timedOut(r Result) bool {
+// transient reports whether a probe of r failed for a reason of the
+// moment, not of the machine: it ran out of time, its child could not be
+// started for lack of resources (EAGAIN, ENOMEM: the caller's process
+// limit, memory), or its child ended without an answer (Go's runtime
+// dies when it cannot start a thread). Such a result is not cached: it
+// would refuse every run until the next boot or cordon doctor --fresh.
+func transient(r Result) bool {
 	for _, c := range checks {
-		if c.get(&r).Cause == CauseTimeout {
+		f := c.get(&r)
+		switch {
+		case f.Available:
+		case f.Cause == CauseTimeout,
+			strings.HasPrefix(f.Step, "probe child "),
+			(f.Step == "clone" || f.Step == "clone3") && (f.Errno == "EAGAIN" || f.Errno == "ENOMEM"):
 			return true
 		}
 	}

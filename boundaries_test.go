@@ -19,12 +19,12 @@ var allowed = map[string][]string{
 	"policy":       {"policy/shell"},
 	"policy/shell": {},
 	"spec":         {"policy", "mounts", "seccomp", "probe", "netproxy", "internal/paths"},
-	"mounts":       {"internal/dirent", "internal/paths"},
+	"mounts":       {"internal/dirent", "internal/paths", "internal/gitconfig"},
 	"seccomp":      {},
 	"netproxy":     {"policy"},
 	"probe":        {"internal/paths"},
 	"runtime":      {"spec", "seccomp", "netproxy", "probe", "internal/dirent", "internal/stack", "internal/paths"},
-	"darwin":       {"policy", "internal/paths"},
+	"darwin":       {"policy", "internal/paths", "internal/gitconfig"},
 	// serve: cordon serve's daemon, its pool and its protocol (not in
 	// DESIGN.md's table yet; added with issue 11).
 	"serve": {"runtime"},
@@ -37,6 +37,9 @@ var allowed = map[string][]string{
 	// internal/paths: whether one path is inside another, for every layer
 	// (a leaf, not in DESIGN.md's table).
 	"internal/paths": {},
+	// internal/gitconfig: a repository's core.hooksPath and included
+	// files, for mounts and darwin (a leaf, not in DESIGN.md's table).
+	"internal/gitconfig": {},
 }
 
 // unruled are the directories that may import any package of the module:

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"cordon.dev/cordon/internal/gitconfig"
 	"cordon.dev/cordon/internal/paths"
 )
 
@@ -89,7 +90,7 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []strin
 		if writable {
 			// core.hooksPath sends git to hooks elsewhere, often in the
 			// working tree (.githooks, husky's .husky/_).
-			for _, hp := range hooksPaths(fsys, real, own) {
+			for _, hp := range gitconfig.HooksPaths(fsys, real, own) {
 				for _, r := range roots {
 					if rel, ok := strings.CutPrefix(hp, strings.TrimSuffix(r, "/")+"/"); ok {
 						pr.protect(fsys, r, rel)
@@ -250,7 +251,7 @@ func withNested(fsys fs.FS, root string, list, nested, trusted []string) []strin
 			}
 			// Its config's core.hooksPath and includes, as the root's.
 			sub := path.Join(root, d.rel)
-			for _, hp := range hooksPaths(fsys, sub, []string{path.Join(sub, ".git")}) {
+			for _, hp := range gitconfig.HooksPaths(fsys, sub, []string{path.Join(sub, ".git")}) {
 				if rel, ok := strings.CutPrefix(hp, strings.TrimSuffix(root, "/")+"/"); ok {
 					list = append(list, rel)
 				}
@@ -383,85 +384,6 @@ func gitDirs(fsys fs.FS, root string) (dirs, gitfiles, own []string) {
 		f.Close()
 	}
 	return dirs, gitfiles, own
-}
-
-// hooksPaths returns where the config of the repository at root (its git
-// directories gitDirs) sends git for hooks (core.hooksPath), absolute:
-// relative to the working tree, as git reads it. Husky's ".husky/_" runs
-// the scripts in ".husky": both are returned. And the files the config
-// includes ([include] and [includeIf] path, relative to the git
-// directory): they are its config, and could set core.hooksPath or
-// core.fsmonitor.
-func hooksPaths(fsys fs.FS, root string, gitDirs []string) []string {
-	var out []string
-	for _, g := range gitDirs {
-		for _, name := range []string{"config", "config.worktree"} {
-			data, err := fs.ReadFile(fsys, rel2fs(path.Join(g, name)))
-			if err != nil {
-				continue
-			}
-			for _, e := range configEntries(data) {
-				include := e.key == "path" && (e.section == "include" || strings.HasPrefix(e.section, "includeif"))
-				if !include && (e.section != "core" || e.key != "hookspath") {
-					continue
-				}
-				v := e.value
-				if v == "" || strings.HasPrefix(v, "~") {
-					// The home is outside the writable roots, or one of
-					// them with its own protections.
-					continue
-				}
-				switch {
-				case path.IsAbs(v):
-				case include:
-					// An included file is relative to the including one.
-					v = path.Join(g, v)
-				default:
-					v = path.Join(root, v)
-				}
-				v = path.Clean(v)
-				if v == root {
-					continue
-				}
-				out = append(out, v)
-				if !include && path.Base(v) == "_" && path.Dir(v) != root {
-					out = append(out, path.Dir(v))
-				}
-			}
-		}
-	}
-	return out
-}
-
-// configEntry is one "key = value" line of a git config file.
-type configEntry struct {
-	section, key, value string
-}
-
-// configEntries reads the "key = value" lines of a git config file: the
-// section and the key lowercased, the value without its comment and
-// quotes.
-func configEntries(data []byte) []configEntry {
-	var out []configEntry
-	section := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "[") {
-			section, _, _ = strings.Cut(strings.TrimPrefix(line, "["), "]")
-			section = strings.ToLower(strings.TrimSpace(section))
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if i := strings.IndexAny(v, ";#"); i >= 0 && !strings.HasPrefix(v, "\"") {
-			v = strings.TrimSpace(v[:i])
-		}
-		out = append(out, configEntry{section, strings.ToLower(strings.TrimSpace(k)), strings.Trim(v, "\"")})
-	}
-	return out
 }
 
 // rel2fs turns an absolute path into a name for fs.FS.

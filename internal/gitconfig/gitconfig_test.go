@@ -1,0 +1,38 @@
+package gitconfig
+
+import (
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestHooksPaths(t *testing.T) {
+	fsys := fstest.MapFS{
+		"w/.git/config":          {Data: []byte("[core]\n\thooksPath = \".husky/_\" # husky\n[includeIf \"gitdir:~/w/\"]\n\tpath = extra.cfg\n[include]\n\tpath = ~/x\n")},
+		"w/.git/config.worktree": {Data: []byte("[Core]\n\tHooksPath = /opt/hooks\n")},
+	}
+	got := HooksPaths(fsys, "/w", []string{"/w/.git"})
+	want := []string{"/w/.husky/_", "/w/.husky", "/w/.git/extra.cfg", "/opt/hooks"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("HooksPaths (-want +got):\n%s", diff)
+	}
+}
+
+func TestValue(t *testing.T) {
+	for in, want := range map[string]string{
+		` .husky/_`:                    ".husky/_",
+		` .husky/_ ; husky`:            ".husky/_",
+		` ".husky/_" # husky`:          ".husky/_",
+		` "a # b" c`:                   "a # b c",
+		` "trailing "  `:               "trailing ",
+		` a\"b`:                        `a"b`,
+		` hooks\#1`:                    "hooks#1",
+		` /x/y	`:                       "/x/y",
+		` "unterminated # not comment`: "unterminated # not comment",
+	} {
+		if got := value(in); got != want {
+			t.Errorf("value(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

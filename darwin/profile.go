@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"cordon.dev/cordon/internal/gitconfig"
 	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/policy"
 )
@@ -206,6 +207,7 @@ func networkOn(p *policy.Policy) bool {
 // collect turns the policy's paths into patterns, in every spelling.
 func (c *compiler) collect() {
 	inWritable, inGitDir := c.protected()
+	var redirects []string
 	for _, w := range c.p.WritableRoots() {
 		pts := c.patterns(w)
 		if w == c.p.Workspace {
@@ -220,14 +222,22 @@ func (c *compiler) collect() {
 		if !c.literalOnly(w) && w != c.p.Workspace {
 			continue
 		}
-		dirs, files := c.res.gitDirs(c.res.resolve(policy.UnescapePattern(w)))
+		real := c.res.resolve(policy.UnescapePattern(w))
+		dirs, files := c.res.gitDirs(real)
 		for _, g := range dirs {
 			c.addRoot(literalPattern(g), inGitDir, false)
 		}
 		for _, f := range files {
 			c.gitFiles = append(c.gitFiles, c.spell(literalPattern(f))...)
 		}
+		if own := path.Join(real, ".git"); c.res.isDir(own) {
+			dirs = append(dirs, own)
+		}
+		if c.res.fsys != nil {
+			redirects = append(redirects, gitconfig.HooksPaths(c.res.fsys, real, dirs)...)
+		}
 	}
+	c.protectRedirects(redirects)
 	if c.r.TempDir != "" {
 		c.temp = c.spell(literalPattern(c.r.TempDir))
 	}
@@ -315,6 +325,30 @@ func (c *compiler) nestedFilter(n nested, subtree bool) string {
 	}
 	except = strings.TrimSuffix(except, "$") + strings.Repeat("(/[^/]+)?", nestedDepth-1) + "/node_modules(/.*)?$"
 	return all(c.b.filter("regex", re), "(require-not "+c.b.filter("regex", except)+")")
+}
+
+// protectRedirects protects, in the writable root or git directory that
+// holds it, each place the repositories' config sends git to
+// (core.hooksPath, husky's .husky with it, the files it includes), as
+// Linux's mount plan does: hooks or a config the command wrote there
+// would run on the host at the next git command. Outside the roots they
+// are read-only anyway.
+func (c *compiler) protectRedirects(redirects []string) {
+	for _, v := range redirects {
+		for _, sp := range c.spell(literalPattern(v)) {
+			lit, _ := sp.literal()
+			for i := range c.roots {
+				root, ok := c.roots[i].pat.literal()
+				if !ok || !paths.Below(lit, root) {
+					continue
+				}
+				if !slices.ContainsFunc(c.roots[i].protected, func(p pattern) bool { return p.key() == sp.key() }) {
+					c.roots[i].protected = append(c.roots[i].protected, sp)
+				}
+				break
+			}
+		}
+	}
 }
 
 // protected returns the names protected in each writable root and in each

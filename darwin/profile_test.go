@@ -58,6 +58,8 @@ func worktreeFS() fstest.MapFS {
 		"Volumes/work/proj/.gitmodules":              file("[submodule \"lib\"]\n\tpath = lib\n[submodule \"evil\"]\n\tpath = ../../etc\n"),
 		"Volumes/work/proj/lib/.git":                 file("gitdir: ../../../../Users/u/main/.git/modules/lib\n"),
 		"Users/u/main/.git/HEAD":                     file("ref: refs/heads/main\n"),
+		"Users/u/main/.git/config":                   file("[core]\n\thooksPath = .husky/_ ; husky\n[include]\n\tpath = team.gitconfig\n"),
+		"Volumes/work/proj/.husky/_/h":               file("#!/bin/sh\n"),
 		"Users/u/main/.git/hooks":                    link("/Users/u/proj/tools/hooks"), // into the workspace, through its link
 		"Volumes/work/proj/tools/hooks/pre-commit":   file("#!/bin/sh\n"),
 		"Users/u/main/.git/worktrees/proj/HEAD":      file("ref: refs/heads/proj\n"),
@@ -402,6 +404,12 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 		expect("file-write-data", "/Volumes/work/proj/lib/.git", "", false, "a submodule's .git file")
 		expect("file-write-unlink", "/Volumes/work/proj/lib/.git", "", false, "a submodule's .git file")
 		expect("file-write-data", "/Volumes/work/proj/lib/main.c", "", true, "a submodule's files")
+		// Where the config sends git: core.hooksPath (husky's .husky/_, and
+		// .husky whose scripts it runs) and an included config file.
+		expect("file-write-data", "/Volumes/work/proj/.husky/_/h", "", false, "core.hooksPath")
+		expect("file-write-create", "/Volumes/work/proj/.husky/pre-commit", "", false, "husky's scripts")
+		expect("file-write-unlink", "/Volumes/work/proj/.husky", "DIRECTORY", false, "the way to core.hooksPath")
+		expect("file-write-create", "/Users/u/main/.git/team.gitconfig", "", false, "a file the config includes")
 	}
 	// readable is the reference: the credential stores never; a path in a
 	// denyRead only through an allowRead inside that denyRead.

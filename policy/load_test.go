@@ -930,3 +930,31 @@ func TestEmptyClaudeFile(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceLocks: Claude Code's locks on a repository's settings that
+// hold in a trusted workspace too: with a denyRead in the managed or
+// --settings files, the workspace may not re-open a path the user's,
+// --settings or managed settings deny; with the user's strictAllowlist,
+// the workspace adds no allowed domain.
+func TestWorkspaceLocks(t *testing.T) {
+	fsys := fstest.MapFS{
+		"home/u/.config/cordon/settings.json":   {Data: []byte(`{"cordon": {"trustedWorkspaces": ["/ws"]}}`)},
+		"home/u/.claude/settings.json":          {Data: []byte(`{"sandbox": {"filesystem": {"denyRead": ["/srv/user-secret"]}, "network": {"strictAllowlist": true, "allowedDomains": ["user.example"]}}}`)},
+		"etc/claude-code/managed-settings.json": {Data: []byte(`{"sandbox": {"filesystem": {"denyRead": ["/srv/secrets"]}}}`)},
+		"ws/.claude/settings.json": {Data: []byte(`{"permissions": {"allow": ["Edit(//srv/user-secret/x)", "WebFetch(domain:repo.example)"]},
+			"sandbox": {"filesystem": {"allowRead": ["/srv/secrets/a"], "allowWrite": ["/srv/secrets/b", "/var/cache/ok"]}, "network": {"allowedDomains": ["repo2.example"]}}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{"/etc/claude-code/managed-settings.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"/var/cache/ok"}, p.Filesystem.AllowWrite); diff != "" {
+		t.Errorf("allowWrite (-want +got):\n%s", diff)
+	}
+	if len(p.Filesystem.AllowRead) != 0 {
+		t.Errorf("allowRead %v, want none", p.Filesystem.AllowRead)
+	}
+	if diff := cmp.Diff([]string{"user.example"}, p.Network.AllowedDomains); diff != "" {
+		t.Errorf("allowedDomains (-want +got):\n%s", diff)
+	}
+}

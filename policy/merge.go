@@ -255,6 +255,55 @@ func (m *merger) adminRequired(l *layer, why string) {
 	}
 }
 
+// workspaceLocks applies Claude Code's locks on a workspace's settings
+// that hold whether or not the sandbox is admin-required: with a denyRead
+// in the managed settings or a --settings file, a workspace's allowRead
+// and allowWrite (what Edit allow rules and additionalDirectories open
+// included) at or under a path the user's, --settings or managed settings
+// deny reading, or a glob that could match in one, are ignored; with a
+// strictAllowlist in those settings, so are a workspace's allowedDomains
+// (WebFetch allow rules' hosts included).
+func (m *merger) workspaceLocks(layers []*layer) {
+	above := func(sc Scope) bool { return sc == ScopeManaged || sc == ScopeFlag || sc == ScopeUser }
+	repo := func(e entry) bool { return e.Src.Scope == ScopeProject || e.Src.Scope == ScopeLocal }
+	denyLock, strict := "", ""
+	for _, l := range layers {
+		if (l.scope == ScopeManaged || l.scope == ScopeFlag) && len(l.denyRead) > 0 && denyLock == "" {
+			denyLock = l.denyRead[0].Src.String()
+		}
+		if above(l.scope) && l.strictAllowlist != nil && l.strictAllowlist.V {
+			strict = l.strictAllowlist.Src.String()
+		}
+	}
+	if denyLock != "" {
+		for _, key := range []string{"sandbox.filesystem.allowRead", "sandbox.filesystem.allowWrite"} {
+			m.lists[key] = slices.DeleteFunc(m.lists[key], func(a entry) bool {
+				if !repo(a) {
+					return false
+				}
+				hit := slices.ContainsFunc(m.lists["sandbox.filesystem.denyRead"], func(d entry) bool {
+					return above(d.Src.Scope) && (patternWithin(a.V, d.V) || IsGlob(a.V) && couldReopen(a.V, d.V) ||
+						key == "sandbox.filesystem.allowRead" && (patternWithin(d.V, a.V) || IsGlob(d.V) && couldReopen(d.V, a.V)))
+				})
+				if hit {
+					m.ignored(key, a.V, a.Src, "a workspace may not re-open a path the user's, --settings or managed settings deny reading (as in Claude Code, with a denyRead at "+denyLock+")")
+				}
+				return hit
+			})
+		}
+	}
+	if strict != "" {
+		key := "sandbox.network.allowedDomains"
+		m.lists[key] = slices.DeleteFunc(m.lists[key], func(e entry) bool {
+			if repo(e) {
+				m.ignored(key, e.V, e.Src, "strictAllowlist ("+strict+") takes the allowlist from the user's, --settings and managed settings only, as in Claude Code")
+				return true
+			}
+			return false
+		})
+	}
+}
+
 // restrictiveness orders modes, as named, from the most restrictive. Of
 // the workspace-write modes, Claude Code's dontAsk denies what it would
 // ask and its default asks before a file edit, which acceptEdits (and
@@ -487,6 +536,7 @@ func (m *merger) finish(layers []*layer) {
 		keep = append(keep, a)
 	}
 	m.lists["sandbox.filesystem.allowRead"] = keep
+	m.workspaceLocks(layers)
 
 	values := func(key string) []string {
 		var out []string

@@ -271,6 +271,12 @@ func TestRuleNames(t *testing.T) {
 		{"mcp__github__get_*", "mcp__github__get_issue", true},
 		{"mcp__github__get_*", "mcp__github__create_issue", false},
 		{"mcp__github__get_issue", "mcp__github__get_issue", true},
+		// Task is read as Agent; an older Claude Code still calls Task
+		{"Task", "Task", true},
+		{"Agent", "Task", true},
+		{"Task", "Agent", true},
+		{"KillShell", "KillShell", true},
+		{"Agent", "Bash", false},
 	}
 	for _, tc := range tests {
 		r, err := ParseRule(tc.rule)

@@ -289,7 +289,9 @@ func validRuleToolName(s string) bool {
 // matching the whole name.
 func (r Rule) Names(tool string) bool {
 	switch {
-	case r.Tool == tool:
+	case r.Tool == tool || legacyTools[tool] == r.Tool:
+		// a rule reads Task as Agent: it names a call an older Claude
+		// Code makes to Task too
 		return true
 	case strings.Contains(r.Tool, "*"):
 		return wildcardMatch(r.Tool, tool)

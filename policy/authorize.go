@@ -170,11 +170,17 @@ const (
 )
 
 // kind is how cordon judges the request: a Monitor that runs a command
-// as Bash (it goes through the shell under the Bash rules); one that
-// watches a WebSocket as any other tool.
+// as Bash (it goes through the shell under the Bash rules), one that
+// watches a WebSocket as any other tool; an LSP call on a file as a read
+// of it (the Read rules apply), one on the whole workspace as any other
+// tool.
 func (req Request) kind() toolKind {
-	if req.Tool == "Monitor" && req.Command != "" {
+	switch {
+	case req.Tool == "Monitor" && req.Command != "":
 		return kindBash
+	case req.Tool == "LSP" && req.Path != "":
+		// Claude Code applies the Read rules to LSP's file
+		return kindRead
 	}
 	return kindOf(req.Tool)
 }

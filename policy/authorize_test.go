@@ -191,6 +191,8 @@ func TestDecisionTable(t *testing.T) {
 		default:
 			if tc.tool == "Monitor" {
 				req.Command = tc.input
+			} else if tc.tool == "LSP" {
+				req.Path = tc.input
 			} else if tc.input != "" {
 				req.Input = json.RawMessage(tc.input)
 			}

@@ -285,6 +285,9 @@ func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
 		if req.Path == "" {
 			req.Path = "."
 		}
+	case "LSP":
+		// a file (judged as a Read of it), or none (workspaceSymbol)
+		req.Path, err = get("filePath", false)
 	case "WebFetch":
 		req.URL, err = get("url", true)
 	}

@@ -459,6 +459,8 @@ func (p *Policy) analyseFile(req Request, a *analysis) error {
 		return fmt.Sprintf("%.1f MiB (%d bytes)", float64(n)/(1<<20), n)
 	}
 	switch {
+	case req.Tool == "LSP":
+		// the language server reads the file, not the tool's output
 	case fi.Exists && !fi.Dir && !fi.Regular:
 		a.refuse = fi.Path + " is not a regular file (a device, FIFO or socket)"
 	case fi.Dir && req.Tool != "Glob" && req.Tool != "Grep" && req.Tool != "LS":

@@ -67,6 +67,8 @@ func (req Request) toolInput() json.RawMessage {
 			key = "notebook_path"
 		case "Glob", "Grep", "LS":
 			key = "path"
+		case "LSP":
+			key = "filePath"
 		}
 		m[key] = req.Path
 	case kindWeb:

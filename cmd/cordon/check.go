@@ -20,7 +20,7 @@ func checkCommand() *cli.Command {
 		Description: "Decides, without running anything, whether an agent's tool call may be attempted " +
 			"(allow, ask or deny), what it requires, whether it would run sandboxed, and why, step by step. " +
 			"For Bash (the default) and Monitor the input is one command line (several arguments are joined with spaces); " +
-			"for Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep and LS a path; for WebFetch a URL; " +
+			"for Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep, LS and LSP a path; for WebFetch a URL; " +
 			"for any other tool nothing or its tool_input as a JSON object (a tool no rule decides is \"defer\": " +
 			"Claude Code's own rules decide it). " +
 			"--summary prints instead the restrictions text for an agent's system prompt. " +
@@ -80,7 +80,7 @@ func checkRequest(cmd *cli.Command) (policy.Request, error) {
 			return req, fmt.Errorf("no command given (usage: cordon check [flags] -- 'COMMAND')")
 		}
 		req.Command = strings.Join(args, " ")
-	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS", "NotebookRead":
+	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS", "NotebookRead", "LSP":
 		req.Path, err = one("path")
 	case "WebFetch":
 		req.URL, err = one("url")

@@ -109,6 +109,8 @@ func TestCheckHookAgree(t *testing.T) {
 		{"Edit", "src/a.go", map[string]any{"file_path": ws + "/src/a.go", "old_string": "a", "new_string": "b"}},
 		{"Write", home + "/x.txt", map[string]any{"file_path": home + "/x.txt", "content": "x"}},
 		{"Grep", "src", map[string]any{"pattern": "x", "path": "src"}},
+		{"LSP", ".env", map[string]any{"operation": "hover", "filePath": ws + "/.env", "line": 1, "character": 1}},
+		{"LSP", "src/a.go", map[string]any{"operation": "documentSymbol", "filePath": "src/a.go"}},
 		{"WebFetch", "https://example.com/", map[string]any{"url": "https://example.com/", "prompt": "x"}},
 		{"WebSearch", "", map[string]any{"query": "x"}},
 		{"Agent", `{"subagent_type":"general-purpose","model":"opus","prompt":"x"}`, map[string]any{"subagent_type": "general-purpose", "model": "opus", "prompt": "x"}},

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -242,4 +243,47 @@ func statsCPU(t *testing.T, r result) time.Duration {
 		t.Fatalf("--stats cpu %q: %v", m[1], err)
 	}
 	return d
+}
+
+// TestOutputLimitReaderGone: with --output-limit, a command whose output's
+// reader went away (cordon run ... | head -1) gets EPIPE, as without the
+// limit, warm as cold. Past the limit nothing was written any more, so
+// nothing saw the reader go: the command ran on for ever, its output read
+// and dropped.
+func TestOutputLimitReaderGone(t *testing.T) {
+	t.Parallel()
+	requires(t, needTool("yes"))
+	eachCaller(t, func(t *testing.T, c *caller) {
+		sb := newServeBox(t, c)
+		sb.serve("--pool", "1")
+		for _, mode := range []struct{ name, serve string }{{"warm", "1"}, {"cold", "0"}} {
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			cmd := sb.command(ctx, runSpec{env: []string{sb.stateEnv, "CORDON_SERVE=" + mode.serve}}, "run", "--output-limit", "1K", "--", "yes")
+			r, w, err := os.Pipe()
+			must(t, err)
+			cmd.Stdout = w
+			waited, err := startLocked(cmd)
+			w.Close()
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			buf := make([]byte, 64)
+			if _, err := io.ReadFull(r, buf); err != nil {
+				t.Errorf("%s: no output: %v", mode.name, err)
+			}
+			r.Close()
+			select {
+			case err = <-waited:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				err = <-waited
+				t.Errorf("%s: the run did not end within 10s of its output's reader going away", mode.name)
+			}
+			cancel()
+			if code := cmd.ProcessState.ExitCode(); code != 128+13 {
+				t.Errorf("%s: exit %d (%v), want 141 (SIGPIPE), as without an output limit", mode.name, code, err)
+			}
+		}
+	})
 }

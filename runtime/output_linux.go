@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // limitedOutput passes the command's stdout and stderr on, keeping the first
@@ -54,9 +56,48 @@ func (o *limitedOutput) copy(dst io.Writer, src *os.File, limit int64, name stri
 	if n < limit {
 		return
 	}
-	dropped, _ := io.Copy(io.Discard, src)
+	// Past the limit nothing is written to dst, so no write sees a reader
+	// that went away (cordon run ... | head): the command would run on for
+	// ever, its output read and dropped. Without a limit it would get
+	// EPIPE (SIGPIPE); so it does here, once dst is gone.
+	gone := writerGone(dst)
+	buf := make([]byte, 32<<10)
+	var dropped int64
+	for {
+		n, err := src.Read(buf)
+		dropped += int64(n)
+		if err != nil {
+			break
+		}
+		if gone() {
+			return
+		}
+	}
 	if dropped > 0 {
 		fmt.Fprintf(dst, "\n[cordon: %s truncated: %d bytes kept, %d dropped (output limit)]\n", name, limit, dropped)
+	}
+}
+
+// writerGone returns a check of whether w is a descriptor whose other end
+// is gone: a pipe without a reader, a socket shut or a terminal hung up.
+func writerGone(w io.Writer) func() bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return func() bool { return false }
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return func() bool { return false }
+	}
+	return func() bool {
+		gone := false
+		_ = rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			if n, err := unix.Poll(fds, 0); err == nil && n == 1 {
+				gone = fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
+			}
+		})
+		return gone
 	}
 }
 

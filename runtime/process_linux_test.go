@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"io"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,5 +39,41 @@ func TestNewProcessRlimits(t *testing.T) {
 	}
 	if _, err := newProcess(&specs.Process{Args: []string{"x"}, Rlimits: []specs.POSIXRlimit{{Type: "RLIMIT_NOPE"}}}); err == nil {
 		t.Error("an unknown rlimit was accepted")
+	}
+}
+
+func TestWriterGone(t *testing.T) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	open, openW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	defer openW.Close()
+	r.Close()
+	for _, tc := range []struct {
+		name string
+		w    io.Writer
+		want bool
+	}{
+		{"a pipe whose reader is gone", w, true},
+		{"a pipe with its reader", openW, false},
+		{"/dev/null", devNull, false},
+		{"not a file", io.Discard, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := writerGone(tc.w)(); got != tc.want {
+				t.Errorf("writerGone = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -245,6 +245,13 @@ var ProtectedInWritable = append(prefixed(".git/", ProtectedInGitDir),
 	".gitconfig", ".gitmodules",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".profile",
 	".mcp.json", ".vscode", ".idea",
+	// Other agents' and editors' project configuration, which names
+	// commands they start on the host by themselves: MCP servers (Cursor,
+	// Gemini CLI, Continue, Amazon Q, Roo), hooks (Cursor, Kiro), language
+	// servers (Zed, Helix), a dev container's initializeCommand (run on the
+	// host when an editor opens the folder), Vim's and Neovim's exrc files.
+	".cursor", ".gemini", ".codex", ".continue", ".amazonq", ".roo", ".kiro", ".windsurf",
+	".zed", ".helix", ".devcontainer", ".nvim.lua", ".nvimrc", ".exrc",
 	".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json",
 	// Claude Code runs the hook scripts its settings name on the host;
 	// its documentation keeps them here ("$CLAUDE_PROJECT_DIR"/.claude/hooks).
@@ -266,6 +273,8 @@ var ProtectedBelow = []string{
 	".cordon/settings.json", ".cordon/settings.local.json",
 	".mcp.json", ".vscode/tasks.json", ".vscode/settings.json",
 	".claude/hooks", ".claude/commands", ".claude/agents", ".claude/skills",
+	".cursor/mcp.json", ".cursor/hooks.json", ".gemini/settings.json", ".zed/settings.json",
+	".devcontainer/devcontainer.json",
 }
 
 // ProtectedInHome are paths, relative to the home directory, that stay
@@ -279,6 +288,20 @@ var ProtectedInHome = []string{
 	".config/fish", ".config/cordon", ".claude/settings.json", ".claude/settings.local.json",
 	".claude/commands", ".claude/agents", ".claude/hooks", ".claude/skills", ".claude/plugins", ".claude.json", ".srt-settings.json", ".mcp.json",
 	".ssh", ".local/bin",
+	// What else runs by itself when the user logs in or starts a shell, a
+	// terminal multiplexer, an editor, another agent, a build: files the
+	// shells source (Debian's .bashrc sources .bash_aliases), X session
+	// scripts, desktop autostart entries and user services, tmux's
+	// run-shell, direnv's direnvrc, Vim's and Emacs's init files, Codex's
+	// notify command and the MCP servers and hooks of Gemini CLI and
+	// Cursor, cargo's rustc-wrapper and yarn's yarnPath. (Not whole editor
+	// configuration directories such as ~/.config/nvim: people work in
+	// them, and a protected workspace is refused.)
+	".bash_aliases", ".bashrc.d", ".xinitrc", ".xprofile", ".xsessionrc", ".pam_environment",
+	".config/environment.d", ".config/autostart", ".config/systemd/user",
+	".tmux.conf", ".direnvrc", ".vimrc", ".emacs",
+	".codex/config.toml", ".gemini/settings.json", ".cursor/mcp.json", ".cursor/hooks.json",
+	".cargo/config.toml", ".cargo/config", ".yarnrc.yml", ".yarnrc",
 }
 
 func prefixed(prefix string, names []string) []string {

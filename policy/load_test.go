@@ -958,3 +958,28 @@ func TestWorkspaceLocks(t *testing.T) {
 		t.Errorf("allowedDomains (-want +got):\n%s", diff)
 	}
 }
+
+// TestTooBroadFetchRule: WebFetch(domain:*.com), which Claude Code takes,
+// refused the file. It decides fetches; as a deny rule it leaves sandboxed
+// commands no host (the proxy takes no *.com), as an allow rule it opens
+// nothing.
+func TestTooBroadFetchRule(t *testing.T) {
+	fsys := fstest.MapFS{"home/u/.claude/settings.json": {Data: []byte(`{"permissions": {"deny": ["WebFetch(domain:*.com)"], "allow": ["WebFetch(domain:*.org)"]},
+		"sandbox": {"network": {"allowedDomains": ["pypi.org"]}}}`)}}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Network.AllowedDomains) != 0 {
+		t.Errorf("allowedDomains %v, want none", p.Network.AllowedDomains)
+	}
+	for url, want := range map[string]Verdict{"https://example.com/x": VerdictDeny, "https://example.org/x": VerdictAllow} {
+		d, err := p.Authorize(context.Background(), Request{Tool: "WebFetch", URL: url, Cwd: "/ws", Mode: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict != want {
+			t.Errorf("%s: %s (%s), want %s", url, d.Verdict, d.Reason, want)
+		}
+	}
+}

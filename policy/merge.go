@@ -503,6 +503,9 @@ func (m *merger) finish(layers []*layer) {
 		reason := "deniedDomains \"*\" (" + all[0].Src.String() + ") denies every host"
 		if all[0].Rule != "" {
 			reason = "the deny rule " + all[0].Rule + " (" + all[0].Src.String() + ") denies every host"
+			if all[0].V != "*" {
+				reason += " cordon's proxy can tell from " + all[0].V
+			}
 		}
 		for _, e := range m.lists["sandbox.network.allowedDomains"] {
 			m.ignored("sandbox.network.allowedDomains", e.V, e.Src, reason)

@@ -206,6 +206,7 @@ func TestParseRule(t *testing.T) {
 		{in: "  Bash ( ls )  ", str: "Bash( ls )"},
 		{in: `Bash(python -c "print\(1\)")`},
 		{in: "WebFetch(domain:*)"},
+		{in: "WebFetch(domain:*.COM)", str: "WebFetch(domain:*.com)"},
 		{in: "WebFetch(domain:Example.*)", str: "WebFetch(domain:example.*)"},
 		{in: "WebFetch(domain:*.Example.com)", str: "WebFetch(domain:*.example.com)"},
 		{in: "Task(Explore)", str: "Agent(Explore)"},

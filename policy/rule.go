@@ -233,6 +233,10 @@ func checkRuleDomain(d string) (string, error) {
 	if d == "*" {
 		return d, nil
 	}
+	if tld, ok := strings.CutPrefix(strings.ToLower(d), "*."); ok && tld != "" && strings.Trim(tld, "abcdefghijklmnopqrstuvwxyz0123456789-") == "" {
+		// *.com: too broad for the sandbox's lists, a fetch rule all the same
+		return "*." + tld, nil
+	}
 	if !strings.Contains(strings.TrimPrefix(d, "*."), "*") {
 		return CheckDomainPattern(d)
 	}

@@ -995,6 +995,14 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 				// every host, for sandboxed commands too
 				l.denyAllDomains = append(l.denyAllDomains, de)
 				continue
+			case strings.HasPrefix(de.V, "*.") && !strings.Contains(de.V[2:], ".") && allow:
+				l.ignored = append(l.ignored, entry{V: "permissions.allow: " + de.V + " is too broad for cordon's proxy; the rule allows fetches only", Src: e.Src, Rule: e.V})
+				continue
+			case strings.HasPrefix(de.V, "*.") && !strings.Contains(de.V[2:], "."):
+				// *.com: the proxy takes no such pattern; no host, rather
+				// than hosts the rule denies
+				l.denyAllDomains = append(l.denyAllDomains, de)
+				continue
 			case strings.Contains(strings.TrimPrefix(de.V, "*."), "*"):
 				// a * within a label matches fetches and, as in Claude
 				// Code, does nothing to sandboxed commands

@@ -5,6 +5,7 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -541,4 +542,30 @@ func TestProbeCgroupsSwept(t *testing.T) {
 			t.Errorf("%s, a live prober's cgroup, was removed", l)
 		}
 	}
+}
+
+// TestProbeOutOfDescriptors: under RLIMIT_NOFILE=16 the probe cannot start
+// its children (EMFILE): the run refuses with one line, and the next run,
+// without the limit, is not refused from a cached answer.
+func TestProbeOutOfDescriptors(t *testing.T) {
+	t.Parallel()
+	requires(t, needTool("prlimit"))
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		cache := "XDG_CACHE_HOME=" + filepath.Join(b.dir, "cache")
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		defer cancel()
+		cmd := b.command(ctx, runSpec{env: []string{cache}}, "run", "--", "true")
+		cmd.Path = toolPath("prlimit")
+		cmd.Args = append([]string{"prlimit", "--nofile=16", "--", cordonBin}, cmd.Args[1:]...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if errs := errLines(stderr.String()); cmd.ProcessState.ExitCode() != 125 || len(errs) != 1 {
+			t.Errorf("RLIMIT_NOFILE=16: want exit 125 and one line: %v\n%s", err, stderr.String())
+		}
+		if r := b.runSpec(runSpec{env: []string{cache}, args: []string{"echo", "ran"}}); r.code != 0 || r.stdout != "ran\n" {
+			t.Errorf("the next run, without the limit, was refused:\n%s", r)
+		}
+	})
 }

@@ -162,6 +162,8 @@ func TestTransient(t *testing.T) {
 		{"no thread for the child", Feature{Step: "probe child userns", Error: "exit status 2 runtime/cgo: pthread_create failed"}, true},
 		{"no process for the child", Feature{Step: "clone", Errno: "EAGAIN"}, true},
 		{"no memory for the child", Feature{Step: "clone3", Errno: "ENOMEM"}, true},
+		{"no descriptor for the child's pipes", Feature{Step: "clone", Errno: "EMFILE"}, true},
+		{"no descriptor on the machine", Feature{Step: "pipe", Errno: "ENFILE"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Result{UserNamespaces: Feature{Available: true}, NetworkNamespace: tc.f}

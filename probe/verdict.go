@@ -133,8 +133,8 @@ func notifyFeature(r *Result) *Feature {
 }
 
 // transient reports whether a probe of r failed for a reason of the
-// moment, not of the machine: it ran out of time, its child could not be
-// started for lack of resources (EAGAIN, ENOMEM: the caller's process
+// moment, not of the machine: it ran out of time, it lacked resources
+// (EAGAIN, ENOMEM, EMFILE, ENFILE: the caller's process or descriptor
 // limit, memory), or its child ended without an answer (Go's runtime
 // dies when it cannot start a thread). Such a result is not cached: it
 // would refuse every run until the next boot or cordon doctor --fresh.
@@ -145,7 +145,7 @@ func transient(r Result) bool {
 		case f.Available:
 		case f.Cause == CauseTimeout,
 			strings.HasPrefix(f.Step, "probe child "),
-			(f.Step == "clone" || f.Step == "clone3") && (f.Errno == "EAGAIN" || f.Errno == "ENOMEM"):
+			f.Errno == "EAGAIN", f.Errno == "ENOMEM", f.Errno == "EMFILE", f.Errno == "ENFILE":
 			return true
 		}
 	}

@@ -220,6 +220,9 @@ type analysis struct {
 	unsure string
 	ask    *hit
 	allow  *hit
+	// planFile is set for a write to Claude Code's plan file, which its
+	// plan mode writes while it edits nothing else.
+	planFile bool
 	// protectedWrite is set when a Bash command writes one of Claude
 	// Code's protected paths, which the sandbox leaves writable and
 	// autoAllowBashIfSandboxed does not approve.
@@ -348,6 +351,9 @@ func (p *Policy) decide(ctx context.Context, req Request, ses session, a *analys
 	// 4. allow rules, or the mode
 	edit := a.kind == kindWrite
 	switch {
+	case a.planFile && strings.EqualFold(ses.name, "plan"):
+		done(VerdictAllow, "mode", "the plan file, which Claude Code's plan mode writes")
+		return
 	case a.allow != nil:
 		done(VerdictAllow, "allow rules", "allowed by "+a.allow.String())
 		return

@@ -231,6 +231,20 @@ func claudeProtected(rel string) string {
 	return ""
 }
 
+// planFile reports a plan file of Claude Code's: a Markdown file directly
+// in the plans directory of its configuration directory, which it writes
+// in plan mode.
+func (p *Policy) planFile(name string) bool {
+	dir := p.ClaudeDir
+	if dir == "" {
+		if p.Home == "" {
+			return false
+		}
+		dir = filepath.Join(p.Home, ".claude")
+	}
+	return filepath.Dir(name) == filepath.Join(dir, "plans") && strings.HasSuffix(name, ".md")
+}
+
 // hiddenBelow returns a denyRead entry that hides something strictly
 // below the directory dir, or "": a search of dir would reach it. The
 // entries a Read deny rule names are left out: Claude Code keeps what its
@@ -425,6 +439,9 @@ func (p *Policy) analyseFile(req Request, a *analysis) error {
 	}
 
 	// what it needs
+	if write && p.planFile(fi.Path) && p.planFile(fi.Resolved) {
+		a.planFile = true
+	}
 	if write {
 		lexRoot, realRoot := p.writableRoot(fi.Path), p.writableRoot(fi.Resolved)
 		switch {

@@ -101,6 +101,8 @@ type inputs struct {
 	errs []error
 	// real is the workspace with its symlinks resolved (for trust).
 	real string
+	// claudeDir is Claude Code's configuration directory.
+	claudeDir string
 }
 
 // discover finds the candidate settings files for o and reads them.
@@ -181,7 +183,7 @@ func discover(o LoadOptions) (*inputs, error) {
 	if o.NoDiscovery {
 		cands = slices.DeleteFunc(cands, func(c candidate) bool { return c.scope != ScopeFlag })
 	}
-	in := &inputs{o: o, cands: cands, data: make([][]byte, len(cands)), errs: make([]error, len(cands)), real: ws}
+	in := &inputs{o: o, cands: cands, data: make([][]byte, len(cands)), errs: make([]error, len(cands)), real: ws, claudeDir: claudeDir}
 	for i, c := range cands {
 		in.data[i], in.errs[i] = readSettingsFile(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"))
 	}
@@ -232,7 +234,7 @@ func (in *inputs) load() (*Policy, error) {
 	for i := range rep.Files {
 		rep.Files[i].Trusted = trusted || (rep.Files[i].Scope != ScopeProject.String() && rep.Files[i].Scope != ScopeLocal.String())
 	}
-	p := &Policy{Workspace: ws, Home: o.Home, Mode: WorkspaceWrite, Trusted: trusted, TrustedDirs: trustedDirs(layers)}
+	p := &Policy{Workspace: ws, Home: o.Home, ClaudeDir: in.claudeDir, Mode: WorkspaceWrite, Trusted: trusted, TrustedDirs: trustedDirs(layers)}
 	for _, c := range cands {
 		p.SettingsFiles = append(p.SettingsFiles, c.path)
 	}

@@ -71,6 +71,9 @@ type Policy struct {
 	Workspace string
 	// Home is the home directory "~" expanded to.
 	Home string
+	// ClaudeDir is Claude Code's configuration directory: ~/.claude, or
+	// $CLAUDE_CONFIG_DIR.
+	ClaudeDir string
 	// Mode is the session's permission mode. ReadOnly mounts the workspace
 	// read-only.
 	Mode Mode

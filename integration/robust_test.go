@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -410,6 +411,49 @@ func TestStateUnwritable(t *testing.T) {
 			}
 			if exists(filepath.Join(b.ws, "ran")) {
 				t.Errorf("the command ran")
+			}
+		})
+	})
+}
+
+// TestRefusedWithOneLine: where cordon cannot make the sandbox asked for,
+// nothing runs, and it says why in one line with exit 125: inside another
+// cordon sandbox (whose seccomp filter refuses namespaces), and from a
+// working directory that was removed.
+func TestRefusedWithOneLine(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		t.Run("nested", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			r := b.run("/.cordon/cordon", "run", "--", "touch", "ran")
+			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "seccomp filter of the cordon sandbox") {
+				t.Errorf("cordon run inside cordon run: want 125 and one line naming the outer sandbox's filter:\n%s", r)
+			}
+			if exists(filepath.Join(b.ws, "ran")) {
+				t.Error("the command ran")
+			}
+		})
+		t.Run("working directory removed", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			gone := filepath.Join(b.ws, "gone")
+			must(t, os.Mkdir(gone, 0o755))
+			b.chown()
+			// The directory goes while the shell is in it.
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := b.command(ctx, runSpec{dir: gone}, "run", "--", "touch", filepath.Join(b.ws, "ran"))
+			cmd.Path = "/bin/sh"
+			cmd.Args = append([]string{"sh", "-c", `rmdir "$PWD" && exec "$0" "$@"`, cordonBin}, cmd.Args[1:]...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			_ = cmd.Run()
+			if errs := errLines(stderr.String()); cmd.ProcessState.ExitCode() != 125 || len(errs) != 1 || !strings.Contains(errs[0], "working directory") {
+				t.Errorf("from a removed directory: want 125 and one line about the working directory: exit %d\n%s", cmd.ProcessState.ExitCode(), stderr.String())
+			}
+			if exists(filepath.Join(b.ws, "ran")) {
+				t.Error("the command ran")
 			}
 		})
 	})

@@ -71,11 +71,9 @@ func (p *Policy) excluded(command string, s *shell.Script) string {
 	}
 	var es []entry
 	for _, e := range p.Sandbox.ExcludedCommands {
-		spec := e
-		if !strings.HasSuffix(spec, ":*") && !strings.HasSuffix(spec, " *") {
-			spec += " *"
-		}
-		pat, err := shell.ParsePattern(spec)
+		// A Bash rule's specifier, as in Claude Code: "docker" is docker
+		// alone, "docker *" docker with any arguments.
+		pat, err := shell.ParsePattern(e)
 		if err != nil {
 			// Not a rule cordon can read: the command must be it, exactly.
 			if trimmed == e {

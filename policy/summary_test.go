@@ -50,7 +50,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestSandboxed(t *testing.T) {
-	p := &Policy{Workspace: "/w", Home: "/h", Sandbox: Sandbox{ExcludedCommands: []string{"docker", "gh:*", "make test"}}}
+	p := &Policy{Workspace: "/w", Home: "/h", Sandbox: Sandbox{ExcludedCommands: []string{"docker *", "gh:*", "make test", "kubectl"}}}
 	for _, tc := range []struct {
 		cmd     string
 		disable bool
@@ -58,10 +58,13 @@ func TestSandboxed(t *testing.T) {
 		why     string
 	}{
 		{"ls", false, true, ""},
-		{"docker ps", false, false, "sandbox.excludedCommands: docker"},
+		{"docker ps", false, false, "sandbox.excludedCommands: docker *"},
+		// an entry without * is that command alone, as in Claude Code
+		{"kubectl", false, false, "kubectl"},
+		{"kubectl apply -f x", false, true, ""},
 		{"docker", false, false, "docker"},
 		{"dockerd", false, true, ""},
-		{"gh pr list && cd x && docker ps", false, false, "gh:*, docker"},
+		{"gh pr list && cd x && docker ps", false, false, "gh:*, docker *"},
 		{"docker ps; ls", false, true, ""},
 		{"make test", false, false, "make test"},
 		{"make test-all", false, true, ""},

@@ -217,7 +217,37 @@ func (pt pattern) regex(subtree bool) (string, error) { return pt.compile(subtre
 // written so on a case-insensitive volume (APFS's default), where both name
 // the same file and Seatbelt compares the path it is given byte for byte.
 // Other letters (é, ß) are matched as written.
-func (pt pattern) foldedRegex(subtree bool) (string, error) { return pt.compile(subtree, true) }
+//
+// A path on the data volume is also matched through the volume's own
+// mount point, /System/Volumes/Data: /Users/u/.ssh is
+// /System/Volumes/Data/Users/u/.ssh too. Whether Seatbelt is ever given
+// that spelling (the kernel builds paths through the firmlinks by
+// default) is not known here; a deny that matches both costs nothing.
+func (pt pattern) foldedRegex(subtree bool) (string, error) {
+	re, err := pt.compile(subtree, true)
+	if err != nil || !pt.onDataVolume() {
+		return re, err
+	}
+	return "^(" + quoteName(dataVolume, true) + ")?" + strings.TrimPrefix(re, "^"), nil
+}
+
+// dataVolume is where macOS mounts the data volume, whose top directories
+// the system volume's firmlinks (/usr/share/firmlinks) show at "/".
+const dataVolume = "/System/Volumes/Data"
+
+// firmlinked are the firmlinks of the system volume into the data volume.
+var firmlinked = []string{"/Users", "/Applications", "/Library", "/Volumes", "/opt", "/private", "/cores", "/usr/local", "/AppleInternal"}
+
+// onDataVolume reports whether pt's static part lies below a firmlink.
+func (pt pattern) onDataVolume() bool {
+	static := pattern{segs: pt.segs[:pt.static()]}.String()
+	for _, f := range firmlinked {
+		if static == f || strings.HasPrefix(static, f+"/") {
+			return true
+		}
+	}
+	return false
+}
 
 func (pt pattern) compile(subtree, fold bool) (string, error) {
 	var b strings.Builder

@@ -316,6 +316,9 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 			// A case-insensitive volume: .GIT/HOOKS is .git/hooks.
 			other := rc.dir + "/" + strings.ToUpper(strings.ReplaceAll(name, "*", "sub"))
 			expect("file-write-create", other+"/pre-commit", "", false, "protected in either case")
+			if literalPattern(prot).onDataVolume() {
+				expect("file-write-create", "/System/Volumes/Data"+prot+"/pre-commit", "", false, "protected through the data volume's mount point")
+			}
 			expect("file-write-data", other, "", false, "protected in either case")
 			for _, dir := range ancestors(other) {
 				if paths.Below(dir, rc.dir) {
@@ -375,6 +378,9 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 			expect("file-write-data", s+"/config", "", false, "a credential store names commands the host runs")
 			expect("file-write-create", s, "DIRECTORY", false, "a credential store cannot be planted")
 			expect("file-read-data", upperBase(s)+"/id_ed25519", "", false, "a credential store, in either case")
+			if literalPattern(s).onDataVolume() {
+				expect("file-read-data", "/System/Volumes/Data"+s+"/id_ed25519", "", false, "a credential store, through the data volume's mount point")
+			}
 			expect("file-write-create", upperBase(s), "DIRECTORY", false, "a credential store, in either case")
 		}
 	}

@@ -418,8 +418,9 @@ func TestStateUnwritable(t *testing.T) {
 
 // TestRefusedWithOneLine: where cordon cannot make the sandbox asked for,
 // nothing runs, and it says why in one line with exit 125: inside another
-// cordon sandbox (whose seccomp filter refuses namespaces), and from a
-// working directory that was removed.
+// cordon sandbox (whose seccomp filter refuses namespaces), under an
+// address space limit too small for Go's runtime, and from a working
+// directory that was removed.
 func TestRefusedWithOneLine(t *testing.T) {
 	t.Parallel()
 	eachCaller(t, func(t *testing.T, c *caller) {
@@ -429,6 +430,26 @@ func TestRefusedWithOneLine(t *testing.T) {
 			r := b.run("/.cordon/cordon", "run", "--", "touch", "ran")
 			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "seccomp filter of the cordon sandbox") {
 				t.Errorf("cordon run inside cordon run: want 125 and one line naming the outer sandbox's filter:\n%s", r)
+			}
+			if exists(filepath.Join(b.ws, "ran")) {
+				t.Error("the command ran")
+			}
+		})
+		t.Run("address space too small", func(t *testing.T) {
+			t.Parallel()
+			requires(t, needTool("prlimit"))
+			b := newBox(t, c)
+			// Go's runtime would abort with a page of output and exit 2.
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := b.command(ctx, runSpec{}, "run", "--", "touch", filepath.Join(b.ws, "ran"))
+			cmd.Path = toolPath("prlimit")
+			cmd.Args = append([]string{"prlimit", "--as=268435456", "--", cordonBin}, cmd.Args[1:]...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			_ = cmd.Run()
+			if errs := errLines(stderr.String()); cmd.ProcessState.ExitCode() != 125 || len(errs) != 1 || !strings.Contains(errs[0], "RLIMIT_AS") {
+				t.Errorf("under RLIMIT_AS=256M: want 125 and one line naming RLIMIT_AS: exit %d\n%s", cmd.ProcessState.ExitCode(), stderr.String())
 			}
 			if exists(filepath.Join(b.ws, "ran")) {
 				t.Error("the command ran")

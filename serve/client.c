@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -681,10 +682,39 @@ void cordon_prime_cgroups(void);
 /* cordon_client_declined reports whether the daemon declined this run. */
 int cordon_client_declined(void) { return declined; }
 
+/* goReserve is the address space Go's runtime reserves as it starts, before
+ * main (its heap's page summaries cover the whole address space: about
+ * 700 MiB on amd64; threads' stacks come on top). */
+#define GO_RESERVE (768ULL << 20)
+
+/* check_address_space ends cordon with one line and exit 125 when its
+ * RLIMIT_AS (ulimit -v) is below what Go's runtime reserves: the runtime
+ * would abort with a page of output and exit 2. The inits and probe
+ * children run under the limits cordon sets them: not theirs to refuse. */
+static void check_address_space(int argc, char **argv)
+{
+	struct rlimit rl;
+
+	if (argc >= 2 && (strcmp(argv[1], "sandbox-init") == 0 || strcmp(argv[1], "init") == 0 ||
+			  strcmp(argv[1], "probe-child") == 0))
+		return;
+	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= GO_RESERVE)
+		return;
+	char msg[200];
+	snprintf(msg, sizeof(msg),
+		 "cordon: the address space limit (RLIMIT_AS, ulimit -v) is %llu MiB, below the %llu MiB "
+		 "cordon's Go runtime reserves as it starts\n",
+		 (unsigned long long)(rl.rlim_cur >> 20), GO_RESERVE >> 20);
+	say(msg);
+	_exit(125);
+}
+
 __attribute__((constructor)) static void cordon_serve_client(int argc, char **argv, char **envp)
 {
-	if (argc < 3 || strcmp(argv[1], "run") != 0)
+	if (argc < 3 || strcmp(argv[1], "run") != 0) {
+		check_address_space(argc, argv);
 		return;
+	}
 	int status = 0;
 	switch (client(argc, argv, envp, &status)) {
 	case CLIENT_RAN:
@@ -694,6 +724,8 @@ __attribute__((constructor)) static void cordon_serve_client(int argc, char **ar
 		cold = 1;
 		break;
 	}
+	/* Not served: Go's runtime starts. */
+	check_address_space(argc, argv);
 	if (cold)
 		cordon_prime_cgroups();
 }

@@ -89,16 +89,12 @@ func (p *Policy) excluded(command string, s *shell.Script) string {
 	cd, _ := shell.ParsePattern("cd:*")
 	var used []string
 	for _, c := range s.Commands {
-		if c.Dynamic != "" {
+		// As in Claude Code, a redirect to a file, a cd or a command
+		// substitution keeps the whole call in the sandbox.
+		if c.Dynamic != "" || len(c.Redirects) > 0 || cd.Allows(c) {
 			return ""
 		}
 		if c.Name.Value == "" {
-			if len(c.Redirects) > 0 {
-				return "" // a bare redirection writes a file: not excluded
-			}
-			continue
-		}
-		if len(c.Redirects) == 0 && len(c.Wrappers) == 0 && cd.Allows(c) {
 			continue
 		}
 		i := slices.IndexFunc(es, func(e entry) bool { return e.pat.Allows(c) })

@@ -64,7 +64,10 @@ func TestSandboxed(t *testing.T) {
 		{"kubectl apply -f x", false, true, ""},
 		{"docker", false, false, "docker"},
 		{"dockerd", false, true, ""},
-		{"gh pr list && cd x && docker ps", false, false, "gh:*, docker *"},
+		{"gh pr list && docker ps", false, false, "gh:*, docker *"},
+		// a cd or a redirect keeps the call in, as in Claude Code
+		{"gh pr list && cd x && docker ps", false, true, ""},
+		{"docker ps > out.txt", false, true, ""},
 		{"docker ps; ls", false, true, ""},
 		{"make test", false, false, "make test"},
 		{"make test-all", false, true, ""},

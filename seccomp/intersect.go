@@ -242,7 +242,7 @@ func intersectArches(agent, bundle []specs.Arch) []specs.Arch {
 // in (both lists of conditional allow rules; false when it cannot tell).
 func inside(rs, in []specs.LinuxSyscall) bool {
 	for _, r := range rs {
-		if !slices.ContainsFunc(in, func(q specs.LinuxSyscall) bool { return sameArgs(r.Args, q.Args) }) && !covered(r.Args, in) {
+		if !slices.ContainsFunc(in, func(q specs.LinuxSyscall) bool { return slices.Equal(r.Args, q.Args) }) && !covered(r.Args, in) {
 			return false
 		}
 	}
@@ -315,18 +315,20 @@ func singleIndex(rules []specs.LinuxSyscall) (uint, bool) {
 	return index, true
 }
 
-func sameArgs(a, b []specs.LinuxSeccompArg) bool {
-	return slices.Equal(a, b)
-}
-
-// valuesOf is the set of values argument index may take under args: the
-// first condition on it (a rule with two on one argument is one rule per
-// condition in libcontainer, which only widens it), or every value.
+// valuesOf is the set of values argument index may take under args, or
+// every value: when args say nothing of it, and when they hold two
+// conditions on it, which libcontainer adds as two rules, each allowing
+// what its own condition admits. It never holds less than the rule
+// allows: it is what the callers ask to be inside something else.
 func valuesOf(args []specs.LinuxSeccompArg, index uint) valueSet {
+	var found []specs.LinuxSeccompArg
 	for _, a := range args {
 		if a.Index == index {
-			return setOf(a)
+			found = append(found, a)
 		}
+	}
+	if len(found) == 1 {
+		return setOf(found[0])
 	}
 	return valueSet{spans: []span{{0, math.MaxUint64}}}
 }

@@ -120,6 +120,13 @@ func TestIntersect(t *testing.T) {
 				specs.LinuxSyscall{Names: []string{"personality"}, Action: specs.ActAllow, Args: eq(0, 0)},
 				specs.LinuxSyscall{Names: []string{"personality"}, Action: specs.ActAllow, Args: eq(0, 1)})
 		}), true},
+		{"runtime default, personality 0 or 1 in one rule", allowlist(func(p *specs.LinuxSeccomp) {
+			// two conditions on one argument: libcontainer adds one rule
+			// per condition, so the rule allows personality(1) too
+			drop(p, "personality")
+			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"personality"}, Action: specs.ActAllow,
+				Args: append(eq(0, 0), eq(0, 1)...)})
+		}), true},
 		{"another architecture only", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Architectures: []specs.Arch{specs.ArchS390X}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,8 +237,8 @@ func FuzzIntersect(f *testing.F) {
 				e := uint(next()%3 + 1)
 				r.ErrnoRet = &e
 			}
-			if next()%2 == 1 {
-				r.Args = []specs.LinuxSeccompArg{{Index: uint(next() % 2), Value: values[next()%len(values)], ValueTwo: values[next()%len(values)], Op: ops[next()%len(ops)]}}
+			for range next() % 3 { // none, one or two conditions
+				r.Args = append(r.Args, specs.LinuxSeccompArg{Index: uint(next() % 2), Value: values[next()%len(values)], ValueTwo: values[next()%len(values)], Op: ops[next()%len(ops)]})
 			}
 			bundle.Syscalls = append(bundle.Syscalls, r)
 		}

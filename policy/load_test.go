@@ -345,7 +345,9 @@ func TestManagedLocksClaude(t *testing.T) {
 		managed:     `{"permissions": {"allow": ["Bash(make:*)"]}}`,
 		wantAllow:   []string{"Bash(curl:*)", "Edit(~/notes)", "Read(~/.aws/config)", "WebFetch(domain:evil.example)", "Bash(make:*)"},
 		wantWrite:   []string{"/home/u/notes"},
-		wantRead:    []string{"/home/u/.aws/config", "/home/u/.kube/config"},
+		// Read(~/.aws/config) allows the Read tool; it re-opens nothing
+		// for commands, as in Claude Code's sandbox
+		wantRead:    []string{"/home/u/.kube/config"},
 		wantDomains: []string{"evil.example", "user.example"},
 	}}
 	for _, tc := range tests {

@@ -977,7 +977,9 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 			case writes:
 				l.denyWrite = append(l.denyWrite, pe)
 			case allow:
-				l.allowRead = append(l.allowRead, pe)
+				// Claude Code's sandbox takes no Read allow rule: it
+				// allows the Read tool, and re-opens nothing a denyRead
+				// hides from commands.
 			default:
 				l.denyRead = append(l.denyRead, pe)
 			}

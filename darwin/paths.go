@@ -145,6 +145,49 @@ func (r resolver) gitDirs(root string) (dirs, gitfiles []string) {
 	return dirs, gitfiles
 }
 
+// Bounds of the search for repositories below a writable root: how deep
+// (sub/.git, org/proj/.git, as Linux's mount plan searches), and how many
+// directories it reads.
+const (
+	repoDepth = 2
+	repoMax   = 4096
+)
+
+// nestedRepositories returns the directories below root, down to
+// repoDepth, that hold a .git (a directory or a file). Symbolic links are
+// not followed, and node_modules and .git are not searched.
+func (r resolver) nestedRepositories(root string) []string {
+	if r.fsys == nil {
+		return nil
+	}
+	var out []string
+	looked := 0
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		entries, err := fs.ReadDir(r.fsys, fsName(dir))
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if !e.IsDir() || e.Name() == ".git" || e.Name() == "node_modules" {
+				continue // (a symbolic link is not a directory here)
+			}
+			if looked++; looked > repoMax {
+				return
+			}
+			sub := path.Join(dir, e.Name())
+			if _, err := fs.Lstat(r.fsys, fsName(path.Join(sub, ".git"))); err == nil {
+				out = append(out, sub)
+			}
+			if depth < repoDepth {
+				walk(sub, depth+1)
+			}
+		}
+	}
+	walk(root, 1)
+	return out
+}
+
 // split returns the components of a clean absolute path.
 func split(p string) []string {
 	if p == "/" {

@@ -208,6 +208,7 @@ func networkOn(p *policy.Policy) bool {
 func (c *compiler) collect() {
 	inWritable, inGitDir := c.protected()
 	var redirects []string
+	var nestedProt []pattern
 	for _, w := range c.p.WritableRoots() {
 		pts := c.patterns(w)
 		if w == c.p.Workspace {
@@ -223,21 +224,23 @@ func (c *compiler) collect() {
 			continue
 		}
 		real := c.res.resolve(policy.UnescapePattern(w))
-		dirs, files := c.res.gitDirs(real)
-		for _, g := range dirs {
-			c.addRoot(literalPattern(g), inGitDir, false)
-		}
-		for _, f := range files {
-			c.gitFiles = append(c.gitFiles, c.spell(literalPattern(f))...)
-		}
-		if own := path.Join(real, ".git"); c.res.isDir(own) {
-			dirs = append(dirs, own)
-		}
-		if c.res.fsys != nil {
-			redirects = append(redirects, gitconfig.HooksPaths(c.res.fsys, real, dirs)...)
+		redirects = append(redirects, c.repository(real, inGitDir)...)
+		for _, sub := range c.res.nestedRepositories(real) {
+			// Another repository in the root (a clone in ~/code, a
+			// vendored checkout) gets what the root's own .git gets.
+			for _, name := range inWritable {
+				if rel, ok := strings.CutPrefix(name, ".git/"); ok && c.res.isDir(path.Join(sub, ".git")) {
+					pt, _ := globPattern(path.Join(sub, ".git", rel))
+					nestedProt = append(nestedProt, c.spell(pt)...)
+				}
+			}
+			redirects = append(redirects, c.repository(sub, inGitDir)...)
 		}
 	}
-	c.protectRedirects(redirects)
+	for _, r := range redirects {
+		nestedProt = append(nestedProt, c.spell(literalPattern(r))...)
+	}
+	c.protectIn(nestedProt)
 	if c.r.TempDir != "" {
 		c.temp = c.spell(literalPattern(c.r.TempDir))
 	}
@@ -327,26 +330,43 @@ func (c *compiler) nestedFilter(n nested, subtree bool) string {
 	return all(c.b.filter("regex", re), "(require-not "+c.b.filter("regex", except)+")")
 }
 
-// protectRedirects protects, in the writable root or git directory that
-// holds it, each place the repositories' config sends git to
-// (core.hooksPath, husky's .husky with it, the files it includes), as
-// Linux's mount plan does: hooks or a config the command wrote there
-// would run on the host at the next git command. Outside the roots they
-// are read-only anyway.
-func (c *compiler) protectRedirects(redirects []string) {
-	for _, v := range redirects {
-		for _, sp := range c.spell(literalPattern(v)) {
-			lit, _ := sp.literal()
-			for i := range c.roots {
-				root, ok := c.roots[i].pat.literal()
-				if !ok || !paths.Below(lit, root) {
-					continue
-				}
-				if !slices.ContainsFunc(c.roots[i].protected, func(p pattern) bool { return p.key() == sp.key() }) {
-					c.roots[i].protected = append(c.roots[i].protected, sp)
-				}
-				break
+// repository adds what the repository whose working tree is dir needs:
+// its git directories elsewhere (a worktree's, a submodule's) writable
+// with their own protections, its .git file protected, and it returns
+// where its config sends git (core.hooksPath, husky's .husky with it, the
+// files it includes), which Linux's mount plan protects: hooks or a config
+// the command wrote there would run on the host at the next git command.
+func (c *compiler) repository(dir string, inGitDir []string) (redirects []string) {
+	dirs, files := c.res.gitDirs(dir)
+	for _, g := range dirs {
+		c.addRoot(literalPattern(g), inGitDir, false)
+	}
+	for _, f := range files {
+		c.gitFiles = append(c.gitFiles, c.spell(literalPattern(f))...)
+	}
+	if own := path.Join(dir, ".git"); c.res.isDir(own) {
+		dirs = append(dirs, own)
+	}
+	if c.res.fsys == nil {
+		return nil
+	}
+	return gitconfig.HooksPaths(c.res.fsys, dir, dirs)
+}
+
+// protectIn adds each of pts to the protected paths of the writable root
+// or git directory that holds it. Outside them, it is read-only anyway.
+func (c *compiler) protectIn(pts []pattern) {
+	for _, pt := range pts {
+		static := pattern{segs: pt.segs[:pt.static()]}.String()
+		for i := range c.roots {
+			root, ok := c.roots[i].pat.literal()
+			if !ok || !paths.Below(static, root) {
+				continue
 			}
+			if !slices.ContainsFunc(c.roots[i].protected, func(p pattern) bool { return p.key() == pt.key() }) {
+				c.roots[i].protected = append(c.roots[i].protected, pt)
+			}
+			break
 		}
 	}
 }

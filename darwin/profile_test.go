@@ -72,6 +72,23 @@ func worktreeFS() fstest.MapFS {
 	}
 }
 
+// nestedFS is a workspace holding other repositories: one and two levels
+// down, one deeper, one in node_modules, and one whose .git is a file.
+func nestedFS() fstest.MapFS {
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	return fstest.MapFS{
+		"Users/u/proj/.git/HEAD":                   file("ref: refs/heads/main\n"),
+		"Users/u/proj/sub/.git/HEAD":               file("ref: refs/heads/main\n"),
+		"Users/u/proj/sub/.git/config":             file("[core]\n\thooksPath = .githooks\n"),
+		"Users/u/proj/org/lib/.git/HEAD":           file("ref: refs/heads/main\n"),
+		"Users/u/proj/a/b/c/.git/HEAD":             file("ref: refs/heads/main\n"),
+		"Users/u/proj/node_modules/x/.git/HEAD":    file("ref: refs/heads/main\n"),
+		"Users/u/proj/vendor/mod/.git":             file("gitdir: /Users/u/elsewhere/mod.git\n"),
+		"Users/u/elsewhere/mod.git/HEAD":           file("ref: refs/heads/main\n"),
+		"Users/u/elsewhere/mod.git/hooks/pre-push": file("#!/bin/sh\n"),
+	}
+}
+
 var profileCases = []profileCase{
 	{name: "default"},
 	{name: "read-only", policy: func(p *policy.Policy) { p.Mode = policy.ReadOnly }},
@@ -140,6 +157,7 @@ var profileCases = []profileCase{
 		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home+"/links/loop/x", home+"/links/relative/token")
 	}, req: func(r *Request) { r.FS = worktreeFS() }},
 	{name: "no-temp-dir", req: func(r *Request) { r.TempDir = "" }},
+	{name: "nested-repositories", req: func(r *Request) { r.FS = nestedFS() }},
 	{name: "no-socketpair", policy: func(p *policy.Policy) { p.Sandbox.AllowSocketpair = false }},
 }
 
@@ -400,7 +418,7 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 			}
 		}
 	}
-	if r.FS != nil {
+	if fsys, ok := r.FS.(fstest.MapFS); ok && fsys["Volumes/work/proj/.git"] != nil { // worktreeFS
 		expect("file-read-data", "/Volumes/keys/aws/credentials", "", false, "a symlinked credential store")
 		expect("file-write-data", "/Volumes/work/proj/tools/hooks/pre-commit", "", false, "a hooks directory linked into the workspace")
 		expect("file-write-data", "/Volumes/work/proj/tools/other", "", true, "the rest of the workspace")
@@ -620,4 +638,42 @@ func FuzzProfile(f *testing.F) {
 			t.Fatalf("structure: %v", err)
 		}
 	})
+}
+
+// TestNestedRepositories: the repositories in a writable root, down to two
+// levels, get what the root's own .git gets, as on Linux.
+func TestNestedRepositories(t *testing.T) {
+	p, r := profileCase{req: func(r *Request) { r.FS = nestedFS() }}.build(t)
+	profile, err := Profile(p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms, err := parseSBPL(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := rulesOf(forms)
+	for _, tc := range []struct {
+		op, path, vnode string
+		want            bool
+	}{
+		{"file-write-create", ws + "/sub/.git/hooks/pre-commit", "", false},
+		{"file-write-data", ws + "/sub/.git/config", "", false},
+		{"file-write-create", ws + "/sub/.GIT/HOOKS/pre-commit", "", false},
+		{"file-write-unlink", ws + "/sub/.git", "DIRECTORY", false},
+		{"file-write-create", ws + "/sub/.githooks/pre-commit", "", false},
+		{"file-write-create", ws + "/sub/.git/objects/ab/cd", "", true},
+		{"file-write-data", ws + "/sub/main.go", "", true},
+		{"file-write-create", ws + "/org/lib/.git/hooks/post-checkout", "", false},
+		{"file-write-data", ws + "/vendor/mod/.git", "REGULAR-FILE", false},
+		{"file-write-create", "/Users/u/elsewhere/mod.git/hooks/pre-push", "", false},
+		{"file-write-create", "/Users/u/elsewhere/mod.git/objects/ab/cd", "", true},
+		// Deeper than Linux looks, and node_modules: not searched.
+		{"file-write-create", ws + "/a/b/c/.git/hooks/pre-commit", "", true},
+		{"file-write-create", ws + "/node_modules/x/.git/hooks/pre-commit", "", true},
+	} {
+		if got, line := decide(rules, tc.op, object{path: tc.path, vnode: tc.vnode}); got != tc.want {
+			t.Errorf("%s %s: allowed %v (line %d), want %v", tc.op, tc.path, got, line, tc.want)
+		}
+	}
 }

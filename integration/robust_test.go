@@ -419,8 +419,8 @@ func TestStateUnwritable(t *testing.T) {
 // TestRefusedWithOneLine: where cordon cannot make the sandbox asked for,
 // nothing runs, and it says why in one line with exit 125: inside another
 // cordon sandbox (whose seccomp filter refuses namespaces), under an
-// address space limit too small for Go's runtime, and from a working
-// directory that was removed.
+// address space limit too small for Go's runtime or a process limit that
+// leaves it no thread, and from a working directory that was removed.
 func TestRefusedWithOneLine(t *testing.T) {
 	t.Parallel()
 	eachCaller(t, func(t *testing.T, c *caller) {
@@ -452,6 +452,30 @@ func TestRefusedWithOneLine(t *testing.T) {
 				t.Errorf("under RLIMIT_AS=256M: want 125 and one line naming RLIMIT_AS: exit %d\n%s", cmd.ProcessState.ExitCode(), stderr.String())
 			}
 			if exists(filepath.Join(b.ws, "ran")) {
+				t.Error("the command ran")
+			}
+		})
+		t.Run("no thread left", func(t *testing.T) {
+			t.Parallel()
+			requires(t, needTool("prlimit"))
+			b := newBox(t, c)
+			// Go's runtime would abort with a page of output and exit 2;
+			// root's processes are not counted.
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			cmd := b.command(ctx, runSpec{}, "run", "--", "touch", filepath.Join(b.ws, "ran"))
+			cmd.Path = toolPath("prlimit")
+			cmd.Args = append([]string{"prlimit", "--nproc=1", "--", cordonBin}, cmd.Args[1:]...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			_ = cmd.Run()
+			code, errs := cmd.ProcessState.ExitCode(), errLines(stderr.String())
+			switch {
+			case c.uid == 0 && (code != 0 || !exists(filepath.Join(b.ws, "ran"))):
+				t.Errorf("root under RLIMIT_NPROC=1: want the run to run: exit %d\n%s", code, stderr.String())
+			case c.uid != 0 && (code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "RLIMIT_NPROC")):
+				t.Errorf("under RLIMIT_NPROC=1: want 125 and one line naming RLIMIT_NPROC: exit %d\n%s", code, stderr.String())
+			case c.uid != 0 && exists(filepath.Join(b.ws, "ran")):
 				t.Error("the command ran")
 			}
 		})

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -687,32 +688,51 @@ int cordon_client_declined(void) { return declined; }
  * 700 MiB on amd64; threads' stacks come on top). */
 #define GO_RESERVE (768ULL << 20)
 
-/* check_address_space ends cordon with one line and exit 125 when its
- * RLIMIT_AS (ulimit -v) is below what Go's runtime reserves: the runtime
- * would abort with a page of output and exit 2. The inits and probe
- * children run under the limits cordon sets them: not theirs to refuse. */
-static void check_address_space(int argc, char **argv)
+static void *no_work(void *arg) { return arg; }
+
+/* check_go_start ends cordon with one line and exit 125 where Go's runtime
+ * cannot start, which would abort with a page of output and exit 2: an
+ * RLIMIT_AS (ulimit -v) below what it reserves, or an RLIMIT_NPROC
+ * (ulimit -u) that leaves no thread to start (tried only when the limit
+ * is small: a thread costs a run). The inits and probe children run under
+ * the limits cordon sets them: not theirs to refuse. */
+static void check_go_start(int argc, char **argv)
 {
 	struct rlimit rl;
+	char msg[200];
 
 	if (argc >= 2 && (strcmp(argv[1], "sandbox-init") == 0 || strcmp(argv[1], "init") == 0 ||
 			  strcmp(argv[1], "probe-child") == 0))
 		return;
-	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= GO_RESERVE)
-		return;
-	char msg[200];
-	snprintf(msg, sizeof(msg),
-		 "cordon: the address space limit (RLIMIT_AS, ulimit -v) is %llu MiB, below the %llu MiB "
-		 "cordon's Go runtime reserves as it starts\n",
-		 (unsigned long long)(rl.rlim_cur >> 20), GO_RESERVE >> 20);
-	say(msg);
-	_exit(125);
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < GO_RESERVE) {
+		snprintf(msg, sizeof(msg),
+			 "cordon: the address space limit (RLIMIT_AS, ulimit -v) is %llu MiB, below the %llu MiB "
+			 "cordon's Go runtime reserves as it starts\n",
+			 (unsigned long long)(rl.rlim_cur >> 20), GO_RESERVE >> 20);
+		say(msg);
+		_exit(125);
+	}
+	/* Root's processes are not counted against it. */
+	if (getuid() != 0 && getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1024) {
+		pthread_t th;
+		int err = pthread_create(&th, NULL, no_work, NULL);
+		if (err == 0) {
+			pthread_join(th, NULL);
+		} else if (err == EAGAIN) {
+			snprintf(msg, sizeof(msg),
+				 "cordon: no thread can be started: the process limit (RLIMIT_NPROC, ulimit -u) of %llu "
+				 "for uid %u is reached, and cordon's Go runtime needs several\n",
+				 (unsigned long long)rl.rlim_cur, (unsigned)getuid());
+			say(msg);
+			_exit(125);
+		}
+	}
 }
 
 __attribute__((constructor)) static void cordon_serve_client(int argc, char **argv, char **envp)
 {
 	if (argc < 3 || strcmp(argv[1], "run") != 0) {
-		check_address_space(argc, argv);
+		check_go_start(argc, argv);
 		return;
 	}
 	int status = 0;
@@ -725,7 +745,7 @@ __attribute__((constructor)) static void cordon_serve_client(int argc, char **ar
 		break;
 	}
 	/* Not served: Go's runtime starts. */
-	check_address_space(argc, argv);
+	check_go_start(argc, argv);
 	if (cold)
 		cordon_prime_cgroups();
 }

@@ -315,6 +315,40 @@ func nestedRegex(n nested, subtree bool) (string, error) {
 	return strings.TrimSuffix(base, "$") + strings.Repeat("(/[^/]+)?", nestedDepth) + strings.TrimPrefix(name, "^"), nil
 }
 
+// bareDepth is how far below a writable root a planted bare repository
+// is refused: as deep as Linux looks for them after the run (its
+// bareRepoDepth); git finds a repository by walking up from where it
+// runs, so the shallow ones are those a later git command would trip on.
+const bareDepth = 3
+
+// bareSentinels match a file named HEAD in each writable root and down to
+// bareDepth below it, in either case, but not inside a .git directory
+// (git's own HEAD, those of worktrees and submodules,
+// refs/remotes/origin/HEAD). Not in the run's temporary directory, as on
+// Linux: tests make bare repositories there, and it is removed.
+func (c *compiler) bareSentinels() []string {
+	var out []string
+	for _, r := range c.roots {
+		if !r.git {
+			continue // a git directory, where HEAD files belong
+		}
+		base, err := r.pat.foldedRegex(false)
+		if err != nil {
+			c.b.fail(err)
+			continue
+		}
+		head := strings.TrimSuffix(base, "$") + strings.Repeat("(/[^/]+)?", bareDepth) + "/" + quoteName("HEAD", true) + "$"
+		inGit, err := r.pat.regex(false)
+		if err != nil {
+			c.b.fail(err)
+			continue
+		}
+		inGit = strings.TrimSuffix(inGit, "$") + `(/.*)?/\.git/.*$`
+		out = append(out, all(c.b.filter("regex", head), "(require-not "+c.b.filter("regex", inGit)+")"))
+	}
+	return out
+}
+
 // nestedFilter matches n outside node_modules (as written: a node_modules
 // in another case is not left out).
 func (c *compiler) nestedFilter(n nested, subtree bool) string {
@@ -741,6 +775,8 @@ func (c *compiler) writes() {
 		"deny", []string{"file-write*"}, below)
 	c.b.rule("The directories those lie in cannot be created, renamed or removed there:\nrenamed into place, they would bring what the command wrote in them.",
 		"deny", []string{"file-write-unlink", "file-write-create"}, pins)
+	c.b.rule("No HEAD file is created outside a .git directory, in the writable roots and\nthree levels below them: beside objects/ and refs/ it makes a bare\nrepository, whose config and hooks the next git command run there would use.",
+		"deny", []string{"file-write-create"}, c.bareSentinels())
 
 	pinned := slices.Concat(protected, c.denyWrite, c.creds, c.homeProt, c.own, c.gitFiles)
 	c.b.rule("The directories that lead to a protected, denyWrite or credential path\ncannot be removed, renamed or created: `mv .git g; edit g/hooks; mv g .git`\nwould go around a rule on .git/hooks, and so would a new .git, or a\nsymbolic link named .git, brought in while none existed.",

@@ -289,6 +289,13 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 		// A directory moved there to be edited and moved back.
 		expect("file-write-create", res.resolve(r.TempDir)+"/x/.claude/settings.json", "", false, "nested names in the temporary directory")
 		expect("file-write-create", res.resolve(r.TempDir)+"/x/.vscode", "DIRECTORY", false, "nested names in the temporary directory")
+		tempInRoot := false
+		for _, w := range p.WritableRoots() {
+			tempInRoot = tempInRoot || !hasGlob(w) && paths.Below(res.resolve(r.TempDir), res.resolve(pathOf(w)))
+		}
+		if !tempInRoot {
+			expect("file-write-create", res.resolve(r.TempDir)+"/x/remote.git/HEAD", "", true, "bare repositories in the temporary directory")
+		}
 	}
 
 	// Writable roots and what stays protected in them.
@@ -357,7 +364,14 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 					}
 				}
 			}
+			// A bare repository planted where a later git command runs.
+			for _, head := range []string{"/HEAD", "/a/HEAD", "/a/b/c/HEAD", "/A/head"} {
+				expect("file-write-create", rc.dir+head, "", false, "a bare repository's HEAD")
+			}
 			if !underAny(rc.dir, denyWrite) {
+				for _, head := range []string{"/.git/HEAD", "/sub/.git/HEAD", "/.git/refs/remotes/origin/HEAD", "/.git/worktrees/w/HEAD", "/a/b/c/d/HEAD"} {
+					expect("file-write-create", rc.dir+head, "", true, "git's own HEAD files, and deeper than Linux looks")
+				}
 				expect("file-write-create", rc.dir+"/a/b/c/.claude/settings.json", "", true, "deeper than Linux protects")
 				expect("file-write-create", rc.dir+"/node_modules/pkg/.vscode/settings.json", "", true, "node_modules is left out")
 				expect("file-write-create", rc.dir+"/pkg/.claude/notes.md", "", true, "the rest of a .claude directory")

@@ -985,3 +985,26 @@ func TestTooBroadFetchRule(t *testing.T) {
 		}
 	}
 }
+
+// TestRulePathForms: rule paths Claude Code takes that cordon refused:
+// "**" inside a name is "*" to gitignore (a deny rule Read(secret**)
+// made every run exit 125); an allow rule whose path cordon cannot read
+// is ignored, as other allow rules it cannot read.
+func TestRulePathForms(t *testing.T) {
+	fsys := fstest.MapFS{"home/u/.claude/settings.json": {Data: []byte(`{"permissions": {"deny": ["Read(//srv/secret**)", "Edit(//srv/a**b/**)"], "allow": ["Edit(//srv/[x)"]}}`)}}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/srv/secret*"} {
+		if !slices.Contains(p.Filesystem.DenyRead, want) {
+			t.Errorf("denyRead %v lacks %s", p.Filesystem.DenyRead, want)
+		}
+	}
+	if !slices.Contains(p.Filesystem.DenyWrite, "/srv/a*b/**") {
+		t.Errorf("denyWrite %v lacks /srv/a*b/**", p.Filesystem.DenyWrite)
+	}
+	if len(p.Filesystem.AllowWrite) != 0 {
+		t.Errorf("allowWrite %v, want none", p.Filesystem.AllowWrite)
+	}
+}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -911,7 +912,7 @@ func (d *decoder) rulePaths(rules []entry) error {
 // directory and its contents, `secrets/**`, too), while its sandbox takes
 // it as a path below the current directory.
 func (d *decoder) rulePath(r Rule, e entry, allow bool) (string, error) {
-	p, err := d.pathDir(r.Specifier)
+	p, err := d.pathDir(starsInName(r.Specifier))
 	if err == nil {
 		err = ValidatePattern(p)
 	}
@@ -919,7 +920,7 @@ func (d *decoder) rulePath(r Rule, e entry, allow bool) (string, error) {
 		return "", &SettingsError{File: d.l.file, Pos: Pos{e.Src.Line, e.Src.Col}, Msg: fmt.Sprintf("rule %s: %v", e.V, err)}
 	}
 	decide := p
-	if rel, ok := anyDepth(r.Specifier, allow); ok && d.ruleDir != "" {
+	if rel, ok := anyDepth(starsInName(r.Specifier), allow); ok && d.ruleDir != "" {
 		decide = cleanPattern(EscapePattern(d.ruleDir) + "/" + rel)
 		if ValidatePattern(decide) != nil {
 			decide = p
@@ -930,6 +931,22 @@ func (d *decoder) rulePath(r Rule, e entry, allow bool) (string, error) {
 	}
 	d.l.rulePaths[e.V] = decide
 	return p, nil
+}
+
+// starsInName reads a rule path's "**" inside a name (`a**`) as
+// gitignore does, as "*": only a whole element "**" crosses directories.
+func starsInName(p string) string {
+	if !strings.Contains(p, "**") {
+		return p
+	}
+	elems := strings.Split(p, "/")
+	for i, el := range elems {
+		for el != "**" && strings.Contains(el, "**") {
+			el = strings.ReplaceAll(el, "**", "*")
+		}
+		elems[i] = el
+	}
+	return strings.Join(elems, "/")
 }
 
 // anyDepth returns a relative rule path as gitignore matches it below
@@ -967,6 +984,15 @@ func (d *decoder) ruleEffects(rules []entry, allow bool) error {
 		r, _ := ParseRule(e.V)
 		if isPath, writes := r.pathTool(); isPath {
 			p, err := d.rulePath(r, e, allow)
+			if err != nil && allow {
+				// a path cordon cannot read allows nothing
+				msg := err.Error()
+				if se := (*SettingsError)(nil); errors.As(err, &se) {
+					msg = se.Msg
+				}
+				l.ignored = append(l.ignored, entry{V: "permissions.allow: " + msg, Src: e.Src, Rule: e.V})
+				continue
+			}
 			if err != nil {
 				return err
 			}

@@ -753,6 +753,8 @@ func TestRuleGitignore(t *testing.T) {
 // misspelt key is still an error.
 func TestNullIsUnset(t *testing.T) {
 	for _, tc := range []struct{ data, err string }{
+		// an empty rule restricts nothing; Claude Code skips it
+		{`{"permissions": {"deny": ["", "  "], "ask": [""]}}`, ""},
 		{`{"sandbox": {"enabled": true, "network": {"allowedDomains": [], "httpProxyPort": null, "socksProxyPort": null}}}`, ""},
 		{`{"permissions": {"allow": null, "defaultMode": null}, "sandbox": {"filesystem": null}}`, ""},
 		{`{"sandbox": {"netwrk": null}}`, `unknown key "netwrk"`},

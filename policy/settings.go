@@ -876,6 +876,11 @@ func (d *decoder) rules(n *node, key string, allow bool) ([]entry, error) {
 		}
 		r, err := ParseRule(it.text)
 		reason := r.Inert
+		if strings.TrimSpace(it.text) == "" {
+			// an empty rule restricts nothing: Claude Code skips it
+			d.l.ignored = append(d.l.ignored, entry{V: key + ": an empty rule; Claude Code skips it", Src: d.src(it.pos), Rule: it.text})
+			continue
+		}
 		if err != nil {
 			if !allow {
 				return nil, d.errAt(it.pos, "%s: %v", key, err)

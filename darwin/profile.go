@@ -618,8 +618,11 @@ func (c *compiler) system() {
 		writable = append(writable, c.b.filter("sysctl-name", n))
 	}
 	c.b.rule("", "allow", []string{"sysctl-write"}, writable)
-	// host_processor_info: Node's os.cpus(), and the worker pools sized by it.
-	c.b.unfiltered("allow", "mach-host*")
+	// No mach-host*: it is mach-host-exception-port-set and
+	// mach-host-special-port-set, not host_processor_info (Node's
+	// os.cpus() works under sandbox-runtime's profile, which lacks it). A
+	// command running as root could take the host's exception port, and
+	// with it the task port of every process that crashes outside.
 	services := machServices
 	if c.trustd && networkOn(c.p) {
 		services = append(append([]string(nil), services...), trustdServices...)

@@ -277,6 +277,10 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 		expect("file-write-data", home+"/elsewhere/x", "", false, "writes outside the roots")
 	}
 	expect("file-link", ws+"/x", "", false, "hard links could alias denied files")
+	// Root in the sandbox must not take the host's exception or special
+	// ports (the task ports of crashing processes outside, launchd's).
+	expect("mach-host-exception-port-set", "", "", false, "the host's exception port")
+	expect("mach-host-special-port-set", "", "", false, "the host's special ports")
 	if !r.Terminal || r.TTY != "" {
 		expect("file-read-data", "/dev/ttys003", "", false, "the user's other terminals")
 	}

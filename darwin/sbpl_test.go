@@ -165,7 +165,7 @@ var knownOperations = []string{
 	"file-read*", "file-read-data", "file-read-metadata", "file-test-existence",
 	"file-write*", "file-write-data", "file-write-create", "file-write-unlink", "file-ioctl",
 	"process-fork", "process-exec", "process-info*", "signal", "mach-priv-task-port",
-	"sysctl-read", "sysctl-write", "mach-host*", "mach-lookup", "iokit-open",
+	"sysctl-read", "sysctl-write", "mach-lookup", "iokit-open",
 	"ipc-posix-sem", "ipc-posix-shm", "user-preference-read", "pseudo-tty",
 	"system-socket", "network-outbound", "network-inbound", "network-bind",
 }

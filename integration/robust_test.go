@@ -420,7 +420,8 @@ func TestStateUnwritable(t *testing.T) {
 // nothing runs, and it says why in one line with exit 125: inside another
 // cordon sandbox (whose seccomp filter refuses namespaces), under an
 // address space limit too small for Go's runtime or a process limit that
-// leaves it no thread, and from a working directory that was removed.
+// leaves it no thread, with a user settings file of another user's, and
+// from a working directory that was removed.
 func TestRefusedWithOneLine(t *testing.T) {
 	t.Parallel()
 	eachCaller(t, func(t *testing.T, c *caller) {
@@ -477,6 +478,29 @@ func TestRefusedWithOneLine(t *testing.T) {
 				t.Errorf("under RLIMIT_NPROC=1: want 125 and one line naming RLIMIT_NPROC: exit %d\n%s", code, stderr.String())
 			case c.uid != 0 && exists(filepath.Join(b.ws, "ran")):
 				t.Error("the command ran")
+			}
+		})
+		t.Run("settings of another user", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			// HOME in someone else's home: his settings would widen the
+			// caller's sandbox (root's, with allowWrite //etc).
+			p := filepath.Join(b.home, ".config", "cordon", "settings.json")
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(t, os.WriteFile(p, []byte(`{"sandbox": {"filesystem": {"allowWrite": ["//etc"]}}}`+"\n"), 0o644))
+			b.chown()
+			const other = 4242
+			must(t, os.Chown(p, other, other))
+			r := b.run("touch", "ran")
+			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "owned by uid 4242") {
+				t.Errorf("a user settings file of uid %d: want 125 and one line naming its owner:\n%s", other, r)
+			}
+			if exists(filepath.Join(b.ws, "ran")) {
+				t.Error("the command ran")
+			}
+			must(t, os.Chown(p, c.uid, c.gid))
+			if r := b.run("touch", "ran"); r.code != 0 {
+				t.Errorf("the caller's own settings file: %s", r)
 			}
 		})
 		t.Run("working directory removed", func(t *testing.T) {

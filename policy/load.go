@@ -185,7 +185,8 @@ func discover(o LoadOptions) (*inputs, error) {
 	}
 	in := &inputs{o: o, cands: cands, data: make([][]byte, len(cands)), errs: make([]error, len(cands)), real: ws, claudeDir: claudeDir}
 	for i, c := range cands {
-		in.data[i], in.errs[i] = readSettingsFile(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"))
+		owned := c.scope == ScopeUser || c.scope == ScopeManaged
+		in.data[i], in.errs[i] = readSettings(fsys, strings.TrimPrefix(filepath.Clean(c.path), "/"), owned)
 	}
 	if o.FS == nil {
 		if r, err := filepath.EvalSymlinks(ws); err == nil {
@@ -282,6 +283,12 @@ const MaxSettingsSize = 1 << 20
 // symlink to one): a named pipe in a cloned repository would block cordon
 // until something wrote to it, /dev/zero would fill its memory.
 func readSettingsFile(fsys fs.FS, name string) ([]byte, error) {
+	return readSettings(fsys, name, false)
+}
+
+// readSettings is readSettingsFile; owned: the file must be the caller's
+// or root's (ownerError), checked on the descriptor read.
+func readSettings(fsys fs.FS, name string, owned bool) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
@@ -290,6 +297,11 @@ func readSettingsFile(fsys fs.FS, name string) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if owned {
+		if err := ownerError(fi); err != nil {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
 	}
 	switch {
 	case fi.IsDir():
@@ -314,6 +326,21 @@ func readSettingsFile(fsys fs.FS, name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d KiB: not a settings file", MaxSettingsSize>>10)}
 	}
 	return data, nil
+}
+
+// ownerError refuses a user or managed settings file that another user
+// owns (root's may be anyone's): with HOME in someone else's home (su
+// without -, sudo keeping HOME), that user would write the caller's
+// policy, e.g. allowWrite //etc for root's sandboxes.
+func ownerError(fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if euid := os.Geteuid(); int(st.Uid) != euid && st.Uid != 0 {
+		return fmt.Errorf("owned by uid %d, neither the caller (uid %d) nor root: another user's settings would set this caller's sandbox", st.Uid, euid)
+	}
+	return nil
 }
 
 // hostFS is the host's file system rooted at "/", opening without blocking:

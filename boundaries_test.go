@@ -16,8 +16,8 @@ const module = "cordon.dev/cordon"
 // allowed lists, for each package, the packages of this module it may
 // import (DESIGN.md, "Packages").
 var allowed = map[string][]string{
-	"policy":       {"policy/shell"},
-	"policy/shell": {},
+	"policy":       {"policy/shell", "internal/paths"},
+	"policy/shell": {"internal/paths"},
 	"spec":         {"policy", "mounts", "seccomp", "probe", "netproxy", "internal/paths"},
 	"mounts":       {"internal/dirent", "internal/paths", "internal/gitconfig"},
 	"seccomp":      {},

@@ -8,6 +8,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/policy/shell"
 )
 
@@ -177,7 +178,7 @@ func FuzzAuthorize(f *testing.F) {
 		case kindRead, kindWrite:
 			// Keep file requests inside a directory of the test's own.
 			req.Path = filepath.Join(root, input)
-			if !within(root, req.Path) {
+			if !paths.Under(req.Path, root) {
 				return
 			}
 		case kindWeb:

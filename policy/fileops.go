@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // The limits of agents' file tools.
@@ -147,11 +149,6 @@ func covers(pattern, p string) bool {
 	}
 }
 
-// within reports whether p is dir or below it.
-func within(dir, p string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
-
 // CheckFile decides a file tool's request (Read, Edit, Write, ...) on a
 // path, relative to cwd: Authorize with Tool and Path. The decision's File
 // says what cordon found there.
@@ -263,7 +260,7 @@ func (p *Policy) hiddenBelow(dir string) string {
 		if IsGlob(d) {
 			top = PatternBase(d)
 		}
-		if top == dir || !within(dir, top) && !within(dir, resolvedOrSelf(top)) || byRule(d, top) {
+		if top == dir || !paths.Under(top, dir) && !paths.Under(resolvedOrSelf(top), dir) || byRule(d, top) {
 			continue
 		}
 		reopened := false
@@ -314,14 +311,14 @@ func (p *Policy) readOnly(name string, roots []string) string {
 // writableRoot returns the writable root (the workspace, or an allowWrite
 // pattern) that holds p, or "".
 func (p *Policy) writableRoot(name string) string {
-	if p.Workspace != "" && (within(p.Workspace, name) || within(resolvedOrSelf(p.Workspace), name)) {
+	if p.Workspace != "" && (paths.Under(name, p.Workspace) || paths.Under(name, resolvedOrSelf(p.Workspace))) {
 		return p.Workspace
 	}
 	for _, w := range p.Filesystem.AllowWrite {
 		if covers(w, name) {
 			return UnescapePattern(w)
 		}
-		if !IsGlob(w) && within(resolvedOrSelf(UnescapePattern(w)), name) {
+		if !IsGlob(w) && paths.Under(name, resolvedOrSelf(UnescapePattern(w))) {
 			return UnescapePattern(w)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"cordon.dev/cordon/internal/paths"
 	"cordon.dev/cordon/policy/shell"
 )
 
@@ -155,7 +156,7 @@ func hostRunPath(w shell.Word, ws, home string) (string, bool) {
 		v = filepath.Join(ws, v)
 	}
 	v = filepath.Clean(v)
-	if (v == ws || !within(ws, v)) && (v == home || !within(home, v)) {
+	if !paths.Below(v, ws) && !paths.Below(v, home) {
 		return "", false
 	}
 	return v, true

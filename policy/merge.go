@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // Report says where every value of a Policy came from, and what the
@@ -718,7 +720,7 @@ func couldReopen(a, d string) bool {
 		if !IsGlob(d) {
 			db = UnescapePattern(d)
 		}
-		return within(ab, db) || within(db, ab)
+		return paths.Under(db, ab) || paths.Under(ab, db)
 	}
 	ae := strings.Split(strings.TrimPrefix(a, "/"), "/")
 	de := strings.Split(strings.TrimPrefix(d, "/"), "/")

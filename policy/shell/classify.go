@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // Level is the permission a command requires. The policy package maps it
@@ -337,7 +339,7 @@ func (j *judge) wholeTree(p string, under, recursive bool) string {
 		return "the home directory"
 	case ws != "" && p == ws && recursive:
 		return "the whole workspace"
-	case ws != "" && p != ws && within(ws, p):
+	case ws != "" && p != ws && paths.Under(ws, p):
 		return "a directory containing the workspace"
 	}
 	return ""
@@ -404,11 +406,6 @@ func (j *judge) dirs() ([]string, bool) {
 	return out, true
 }
 
-// within reports whether p is root or below it.
-func within(p, root string) bool {
-	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
-}
-
 // where says what writing p needs. under means entries below p.
 func (j *judge) where(p string, under bool, a access) (Level, string) {
 	if a == data && harmlessDevice(p) {
@@ -423,11 +420,11 @@ func (j *judge) where(p string, under bool, a access) (Level, string) {
 	if under && j.ctx.Home != "" && p == j.ctx.Home {
 		return DangerFullAccess, "the home directory, shell startup files included"
 	}
-	if j.ctx.Workspace != "" && within(p, j.ctx.Workspace) {
+	if j.ctx.Workspace != "" && paths.Under(p, j.ctx.Workspace) {
 		return WorkspaceWrite, "in the workspace"
 	}
 	for _, w := range j.ctx.Writable {
-		if within(p, w) {
+		if paths.Under(p, w) {
 			return WorkspaceWrite, "in " + w
 		}
 	}
@@ -440,7 +437,7 @@ func (j *judge) where(p string, under bool, a access) (Level, string) {
 		return DangerFullAccess, "a kernel interface"
 	}
 	for _, s := range systemDirs {
-		if within(p, s) {
+		if paths.Under(p, s) {
 			return DangerFullAccess, "a system path outside the workspace"
 		}
 	}
@@ -461,7 +458,7 @@ func harmlessDevice(p string) bool {
 // protected names the files that run code or grant permissions outside the
 // sandbox when written, wherever they are.
 func (j *judge) protected(p string) string {
-	if h := j.ctx.Home; h != "" && within(p, h) && p != h {
+	if h := j.ctx.Home; h != "" && paths.Under(p, h) && p != h {
 		rel := strings.TrimPrefix(p, h+"/")
 		for _, f := range homeFiles {
 			if rel == f.name || strings.HasSuffix(f.name, "/") && strings.HasPrefix(rel+"/", f.name) {

@@ -210,7 +210,7 @@ func (pt pattern) ancestors() []pattern {
 // regex compiles pt to an anchored POSIX extended regular expression.
 // subtree also matches everything below what pt matches, as subpath does
 // for a name.
-func (pt pattern) regex(subtree bool) (string, error) { return pt.compile(subtree, false) }
+func (pt pattern) regex(subtree bool) (string, error) { return pt.compile(subtree, len(pt.segs)) }
 
 // foldedRegex is regex matching every ASCII letter in either case, names
 // and globs alike: "/.git/hooks" also matches "/.GIT/Hooks". A deny must be
@@ -223,12 +223,38 @@ func (pt pattern) regex(subtree bool) (string, error) { return pt.compile(subtre
 // /System/Volumes/Data/Users/u/.ssh too. Whether Seatbelt is ever given
 // that spelling (the kernel builds paths through the firmlinks by
 // default) is not known here; a deny that matches both costs nothing.
+//
+// Folding makes a regex up to four times as long as its path, and a
+// string in a profile holds at most maxString bytes: when the regex would
+// not fit in budget, the leading components are left as they are, one by
+// one (the directories nearest "/", which the command's own working
+// directory keeps spelled as they are), rather than the profile refused.
 func (pt pattern) foldedRegex(subtree bool) (string, error) {
-	re, err := pt.compile(subtree, true)
-	if err != nil || !pt.onDataVolume() {
-		return re, err
+	return pt.foldedWithin(subtree, maxString)
+}
+
+// foldedWithin is foldedRegex for a regex that must fit in budget bytes
+// once quoted.
+func (pt pattern) foldedWithin(subtree bool, budget int) (string, error) {
+	var re string
+	for from := 0; from <= len(pt.segs); from++ {
+		var err error
+		if re, err = pt.compile(subtree, from); err != nil {
+			return "", err
+		}
+		if pt.onDataVolume() {
+			re = "^(" + quoteName(dataVolume, true) + ")?" + strings.TrimPrefix(re, "^")
+		}
+		if quotedLen(re) <= budget {
+			break
+		}
 	}
-	return "^(" + quoteName(dataVolume, true) + ")?" + strings.TrimPrefix(re, "^"), nil
+	return re, nil
+}
+
+// quotedLen is the length of s once quoted (see quote).
+func quotedLen(s string) int {
+	return len(s) + strings.Count(s, `\`) + strings.Count(s, `"`) + 2
 }
 
 // dataVolume is where macOS mounts the data volume, whose top directories
@@ -249,7 +275,9 @@ func (pt pattern) onDataVolume() bool {
 	return false
 }
 
-func (pt pattern) compile(subtree, fold bool) (string, error) {
+// compile writes the regex of pt, its components from foldFrom on
+// matching either case.
+func (pt pattern) compile(subtree bool, foldFrom int) (string, error) {
 	var b strings.Builder
 	b.WriteString("^")
 	for i, s := range pt.segs {
@@ -259,13 +287,13 @@ func (pt pattern) compile(subtree, fold bool) (string, error) {
 		case s.glob && s.text == "**":
 			b.WriteString("(/.*)?")
 		case s.glob:
-			re, err := segmentRegex(s.text, fold)
+			re, err := segmentRegex(s.text, i >= foldFrom)
 			if err != nil {
 				return "", fmt.Errorf("%w: glob %s: %v", ErrInvalid, pt, err)
 			}
 			b.WriteString("/" + re)
 		default:
-			b.WriteString("/" + quoteName(s.text, fold))
+			b.WriteString("/" + quoteName(s.text, i >= foldFrom))
 		}
 	}
 	if len(pt.segs) == 0 {

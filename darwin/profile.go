@@ -304,15 +304,21 @@ func (c *compiler) collectNested() {
 // nestedRegex matches n's name (and with subtree what is below it) in its
 // root and the directories down to nestedDepth below it, in either case.
 func nestedRegex(n nested, subtree bool) (string, error) {
-	base, err := n.base.foldedRegex(false)
-	if err != nil {
-		return "", err
-	}
 	name, err := literalPattern("/" + n.rel).foldedRegex(subtree)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(base, "$") + strings.Repeat("(/[^/]+)?", nestedDepth) + strings.TrimPrefix(name, "^"), nil
+	return below(n.base, strings.Repeat("(/[^/]+)?", nestedDepth)+strings.TrimPrefix(name, "^"))
+}
+
+// below returns the folded regex of base followed by tail, base folded as
+// far as the whole fits in a profile's string.
+func below(base pattern, tail string) (string, error) {
+	re, err := base.foldedWithin(false, maxString-quotedLen(tail)+2)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(re, "$") + tail, nil
 }
 
 // bareDepth is how far below a writable root a planted bare repository
@@ -332,12 +338,11 @@ func (c *compiler) bareSentinels() []string {
 		if !r.git {
 			continue // a git directory, where HEAD files belong
 		}
-		base, err := r.pat.foldedRegex(false)
+		head, err := below(r.pat, strings.Repeat("(/[^/]+)?", bareDepth)+"/"+quoteName("HEAD", true)+"$")
 		if err != nil {
 			c.b.fail(err)
 			continue
 		}
-		head := strings.TrimSuffix(base, "$") + strings.Repeat("(/[^/]+)?", bareDepth) + "/" + quoteName("HEAD", true) + "$"
 		inGit, err := r.pat.regex(false)
 		if err != nil {
 			c.b.fail(err)

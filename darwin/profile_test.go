@@ -695,3 +695,37 @@ func TestNestedRepositories(t *testing.T) {
 		}
 	}
 }
+
+// TestLongPathsFold: a workspace whose folded regexes would be longer than
+// a profile's string may be keeps its profile, the protected names below
+// it still matched in either case.
+func TestLongPathsFold(t *testing.T) {
+	long := home + "/" + strings.Repeat("abcdefghij/", 22) + "proj"
+	p, r := profileCase{policy: func(p *policy.Policy) { p.Workspace = long }, req: func(r *Request) { r.Cwd = long }}.build(t)
+	profile, err := Profile(p, r)
+	if err != nil {
+		t.Fatalf("Profile: %v", err)
+	}
+	forms, err := parseSBPL(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkProfile(forms, r.Tag); err != nil {
+		t.Fatal(err)
+	}
+	rules := rulesOf(forms)
+	for _, tc := range []struct {
+		op, path string
+		want     bool
+	}{
+		{"file-write-create", long + "/.git/hooks/pre-commit", false},
+		{"file-write-create", long + "/.GIT/Hooks/pre-commit", false},
+		{"file-write-create", long + "/pkg/.Claude/settings.json", false},
+		{"file-write-create", long + "/a/HEAD", false},
+		{"file-write-create", long + "/src/main.go", true},
+	} {
+		if got, line := decide(rules, tc.op, object{path: tc.path}); got != tc.want {
+			t.Errorf("%s %s: allowed %v (line %d), want %v", tc.op, tc.path, got, line, tc.want)
+		}
+	}
+}

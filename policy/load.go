@@ -266,6 +266,13 @@ func (in *inputs) load() (*Policy, error) {
 	}
 	commands = append(commands, readHostCommands(fsys, ws)...)
 	p.HostRun = hostRunFiles(fsys, commands, ws, o.Home)
+	// Claude Code's configuration elsewhere ($CLAUDE_CONFIG_DIR) holds its
+	// login as ~/.claude does: hidden as the default policy hides that one.
+	if home := filepath.Join(o.Home, ".claude"); p.ClaudeDir != "" && p.ClaudeDir != home {
+		login := EscapePattern(filepath.Join(p.ClaudeDir, ".credentials.json"))
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, login)
+		rep.Values = append(rep.Values, ValueReport{Key: "sandbox.filesystem.denyRead", Value: login, Source: "$CLAUDE_CONFIG_DIR (Claude Code's login, as ~/.claude/.credentials.json)"})
+	}
 	if len(p.HostRun) > 0 {
 		rep.Notes = append(rep.Notes, "read-only where a writable root covers them, as Claude Code runs them on the host by itself (its hooks, status line, helpers, MCP servers): "+strings.Join(p.HostRun, ", "))
 	}

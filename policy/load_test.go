@@ -810,7 +810,9 @@ func TestClaudeConfigDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]bool{"/home/u/read": true, "/cfg/claude/x": true, "/home/u/not-read": false} {
+	// Claude Code's login there is hidden as ~/.claude/.credentials.json is
+	for path, want := range map[string]bool{"/home/u/read": true, "/cfg/claude/x": true, "/home/u/not-read": false,
+		"/cfg/claude/.credentials.json": true, "/home/u/.claude/.credentials.json": true} {
 		if slices.Contains(p.Filesystem.DenyRead, path) != want {
 			t.Errorf("denyRead %v: %s %v, want %v", p.Filesystem.DenyRead, path, !want, want)
 		}

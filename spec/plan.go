@@ -344,6 +344,11 @@ func ownPaths(p *policy.Policy, req Request) []string {
 	var own []string
 	for _, rel := range policy.ProtectedInHome {
 		own = append(own, path.Join(p.Home, rel))
+		// the same in Claude Code's configuration elsewhere
+		// ($CLAUDE_CONFIG_DIR): its settings, hooks, commands, ...
+		if in, ok := strings.CutPrefix(rel, ".claude/"); ok && p.ClaudeDir != "" && p.ClaudeDir != path.Join(p.Home, ".claude") {
+			own = append(own, path.Join(p.ClaudeDir, in))
+		}
 	}
 	if h := req.Host.Executable; h != "" {
 		own = append(own, h)

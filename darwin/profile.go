@@ -41,6 +41,10 @@ type Request struct {
 	// TTY is that terminal's device (/dev/ttysN) when it is already open.
 	// Without it, every terminal device of the user's is reachable.
 	TTY string
+	// Executable is cordon's own binary, which the host runs next (as a
+	// Claude Code hook, for the next command): not writable wherever the
+	// writable roots are. Empty means not known.
+	Executable string
 	// FS is the host file system rooted at "/". The compiler follows the
 	// symbolic links in the policy's paths there and reads the .git files
 	// of the writable roots to find the git directories of worktrees and
@@ -257,7 +261,7 @@ func (c *compiler) collect() {
 	for _, h := range policy.ProtectedInHome {
 		own = append(own, c.spell(literalPattern(path.Join(c.home, h)))...)
 	}
-	for _, f := range c.p.SettingsFiles {
+	for _, f := range append(slices.Clone(c.p.SettingsFiles), c.r.Executable) {
 		if path.IsAbs(f) {
 			own = append(own, c.spell(literalPattern(path.Clean(f)))...)
 		}

@@ -141,7 +141,7 @@ var profileCases = []profileCase{
 		p.Filesystem.AllowWrite = []string{home}
 		p.SettingsFiles = []string{"/etc/cordon/managed-settings.json", home + "/.config/cordon/settings.json",
 			home + "/.claude/settings.json", ws + "/.cordon/settings.json", "/opt/team/cordon.json"}
-	}},
+	}, req: func(r *Request) { r.Executable = home + "/go/bin/cordon" }},
 	{name: "allow-git-config", policy: func(p *policy.Policy) { p.Filesystem.AllowGitConfig = true }},
 	{name: "symlinked-tmp-var-etc", policy: func(p *policy.Policy) {
 		p.Filesystem.AllowWrite = []string{"/var/tmp/build", "/tmp"}
@@ -424,6 +424,9 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	// What Linux keeps read-only whatever the roots: the home's own
 	// configuration and the settings files.
 	own := slices.Clone(p.SettingsFiles)
+	if r.Executable != "" {
+		own = append(own, r.Executable) // cordon itself, which the host runs next
+	}
 	for _, h := range policy.ProtectedInHome {
 		own = append(own, home+"/"+h)
 	}

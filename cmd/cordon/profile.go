@@ -46,6 +46,9 @@ func profileCommand() *cli.Command {
 				Terminal:       term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())),
 				FS:             os.DirFS("/"),
 			}
+			if exe, err := os.Executable(); err == nil {
+				req.Executable = exe
+			}
 			if cmd.IsSet("tty") {
 				req.Terminal = cmd.Bool("tty")
 			}

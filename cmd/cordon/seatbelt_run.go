@@ -75,7 +75,7 @@ func seatbeltRun(ctx context.Context, sys seatbeltSystem, r seatbeltRequest) (in
 		return exitCordonFailed, fmt.Errorf("temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	req := darwin.Request{Cwd: r.cwd, Home: pol.Home, TempDir: tmp, Tag: id, Terminal: r.terminal, FS: sys.fsys}
+	req := darwin.Request{Cwd: r.cwd, Home: pol.Home, TempDir: tmp, Tag: id, Terminal: r.terminal, Executable: r.self, FS: sys.fsys}
 
 	rep := newRunReport(&sandbox{policy: pol, req: spec.Request{ID: id, Args: r.args, Cwd: r.cwd}})
 	rec := runtime.NewRecorder(runtime.Options{

@@ -289,6 +289,16 @@ func (c *compiler) collectNested() {
 		}
 	}
 	bases = append(bases, c.temp...)
+	// The trusted directories (cordon.trustedWorkspaces) and two levels
+	// below them, as on Linux: the settings of a workspace there widen its
+	// own sandbox the next time it runs. (Outside the writable roots the
+	// rules change nothing.)
+	for _, t := range c.p.TrustedDirs {
+		if path.IsAbs(t) {
+			bases = append(bases, c.spell(literalPattern(path.Clean(t)))...)
+		}
+	}
+	bases = uniquePatterns(bases)
 	var dirs []string
 	for _, rel := range policy.ProtectedBelow {
 		if d := path.Dir(rel); d != "." && !slices.Contains(dirs, d) {

@@ -141,6 +141,7 @@ var profileCases = []profileCase{
 		p.Filesystem.AllowWrite = []string{home}
 		p.SettingsFiles = []string{"/etc/cordon/managed-settings.json", home + "/.config/cordon/settings.json",
 			home + "/.claude/settings.json", ws + "/.cordon/settings.json", "/opt/team/cordon.json"}
+		p.TrustedDirs = []string{home + "/code"}
 	}, req: func(r *Request) { r.Executable = home + "/go/bin/cordon" }},
 	{name: "allow-git-config", policy: func(p *policy.Policy) { p.Filesystem.AllowGitConfig = true }},
 	{name: "symlinked-tmp-var-etc", policy: func(p *policy.Policy) {
@@ -426,6 +427,15 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	own := slices.Clone(p.SettingsFiles)
 	if r.Executable != "" {
 		own = append(own, r.Executable) // cordon itself, which the host runs next
+	}
+	// The workspaces of a trusted directory, two levels down: their
+	// settings widen their own sandboxes.
+	for _, td := range p.TrustedDirs {
+		for _, below := range []string{"", "/org", "/org/proj"} {
+			for _, name := range policy.ProtectedBelow {
+				expect("file-write-create", td+below+"/"+name, "", false, "a trusted workspace's settings")
+			}
+		}
 	}
 	for _, h := range policy.ProtectedInHome {
 		own = append(own, home+"/"+h)

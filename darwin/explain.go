@@ -158,6 +158,8 @@ func (e *Explainer) write(op, p string) Refusal {
 		}
 	}
 	switch {
+	case op == "file-write-create" && strings.EqualFold(path.Base(p), "HEAD") && inRoot && !strings.Contains(p, "/.git/"):
+		r.Reason = "a bare repository's HEAD: git would take the directory for a repository and run its config and hooks"
 	case e.deniedBy(c.gitFiles, p):
 		r.Reason = "a .git file (the pointer of a worktree or a submodule): protected"
 	case e.leadsToProtected(p):

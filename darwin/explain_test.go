@@ -58,6 +58,12 @@ func TestExplain(t *testing.T) {
 			want: Refusal{Kind: KindWrite, Operation: "file-write-create", Path: ws + "/packages/web/.claude/settings.json", Reason: reasonProtected},
 		},
 		{
+			name: "a bare repository planted in the workspace",
+			v:    v("file-write-create", ws+"/evil/HEAD"),
+			want: Refusal{Kind: KindWrite, Operation: "file-write-create", Path: ws + "/evil/HEAD",
+				Reason: "a bare repository's HEAD: git would take the directory for a repository and run its config and hooks"},
+		},
+		{
 			name: "git's config, which a setting opens",
 			v:    v("file-write-data", ws+"/.git/config"),
 			want: Refusal{Kind: KindWrite, Operation: "file-write-data", Path: ws + "/.git/config", Reason: reasonProtected,

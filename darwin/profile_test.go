@@ -742,3 +742,55 @@ func TestLongPathsFold(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAllowReopensDeny: in SBPL the last matching rule wins, so once the
+// profile starts denying writes no allow that touches writes may follow,
+// and once it denies reads (denyRead, the credential stores) only the
+// device nodes' reads and stat on the way to an allowRead path may be
+// allowed again.
+func TestNoAllowReopensDeny(t *testing.T) {
+	writeOps := []string{"file-write-data", "file-write-create", "file-write-unlink", "file-write-mode", "file-write-xattr", "file-link", "file-clone"}
+	for _, tc := range profileCases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, r := tc.build(t)
+			profile, err := compile(p, r, tc.trustd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			forms, err := parseSBPL(profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules := rulesOf(forms)
+			writeDenied, readDenied := false, false
+			for _, rl := range rules {
+				if len(rl.filters) == 0 && slices.Contains(rl.ops, "default") {
+					continue
+				}
+				if !rl.allow {
+					writeDenied = writeDenied || slices.ContainsFunc(writeOps, rl.covers)
+					onlyDev := true
+					for _, f := range rl.filters {
+						onlyDev = onlyDev && f.String() == `(subpath "/dev")`
+					}
+					readDenied = readDenied || rl.covers("file-read-data") && !onlyDev
+					continue
+				}
+				if writeDenied && slices.ContainsFunc(writeOps, rl.covers) {
+					t.Errorf("line %d: an allow of writes after the write denies", rl.line)
+				}
+				if readDenied && rl.covers("file-read-data") {
+					for _, f := range rl.filters {
+						if s := f.String(); !strings.HasPrefix(s, `(literal "/dev/`) && !strings.HasPrefix(s, `(subpath "/dev/`) &&
+							s != `(literal "/dev")` && !strings.Contains(s, `"^/dev/ttys`) {
+							t.Errorf("line %d: an allow of reads after the read denies: %s", rl.line, s)
+						}
+					}
+				}
+			}
+			if !writeDenied || !readDenied {
+				t.Fatalf("no write or read deny found")
+			}
+		})
+	}
+}

@@ -65,9 +65,17 @@ var trustdServices = []string{"com.apple.trustd.agent"}
 var darwinCredentialStores = []string{"Library/Keychains"}
 
 // homeProtected are paths, relative to the home directory, that no
-// command may write wherever the writable roots are: launchd starts what
-// is there at the next login, outside any sandbox.
-var homeProtected = []string{"Library/LaunchAgents"}
+// command may write wherever the writable roots are, macOS's own besides
+// policy.ProtectedInHome: what runs outside any sandbox by itself. launchd
+// starts the agents at the next login; applications read their
+// preferences (Terminal's and iTerm2's start a command in every new
+// window; the sandbox refuses writing them through cfprefsd, so the files
+// are the only way); iTerm2 runs its AutoLaunch scripts when it starts;
+// Folder Actions run their scripts when a folder changes.
+var homeProtected = []string{
+	"Library/LaunchAgents", "Library/Preferences",
+	"Library/Application Support/iTerm2/Scripts/AutoLaunch", "Library/Scripts/Folder Action Scripts",
+}
 
 // syslogSocket is where syslog(3) writes.
 const syslogSocket = "/private/var/run/syslog"

@@ -121,7 +121,7 @@ func (e *Explainer) write(op, p string) Refusal {
 		r.Reason = "a credential store: not writable in the sandbox"
 		return r
 	case e.deniedBy(c.homeProt, p):
-		r.Reason = "launchd runs what is there at the next login: not writable in the sandbox"
+		r.Reason = "macOS runs or reads what is there outside the sandbox (launchd's agents, applications' preferences): not writable in the sandbox"
 		return r
 	case e.deniedBy(c.own, p):
 		r.Reason = "your own configuration or a settings file cordon reads: not writable in the sandbox"

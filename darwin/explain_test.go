@@ -99,7 +99,7 @@ func TestExplain(t *testing.T) {
 			name: "LaunchAgents",
 			v:    v("file-write-create", home+"/Library/LaunchAgents/x.plist"),
 			want: Refusal{Kind: KindWrite, Operation: "file-write-create", Path: home + "/Library/LaunchAgents/x.plist",
-				Reason: "launchd runs what is there at the next login: not writable in the sandbox"},
+				Reason: "macOS runs or reads what is there outside the sandbox (launchd's agents, applications' preferences): not writable in the sandbox"},
 		},
 		{
 			name: "read of a credential store",

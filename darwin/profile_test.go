@@ -422,6 +422,8 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 		}
 	}
 	expect("file-write-create", home+"/Library/LaunchAgents/evil.plist", "", false, "launchd's agents")
+	expect("file-write-data", home+"/Library/Preferences/com.apple.Terminal.plist", "", false, "Terminal's startup command")
+	expect("file-write-create", home+"/Library/Application Support/iTerm2/Scripts/AutoLaunch/x.py", "", false, "iTerm2's AutoLaunch scripts")
 	// What Linux keeps read-only whatever the roots: the home's own
 	// configuration and the settings files.
 	own := slices.Clone(p.SettingsFiles)

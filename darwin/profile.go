@@ -101,13 +101,14 @@ type compiler struct {
 	homeProt  []pattern // homeProtected
 	own       []pattern // the caller's own configuration and cordon's settings files
 	gitFiles  []pattern // .git files found in the writable roots (submodules, worktrees)
-	nested    []nested  // policy.ProtectedBelow at any depth below the writable roots
+	nested    []nested  // policy.ProtectedBelow two levels below the writable roots, and more
 	denyWrite []pattern
 }
 
 // nested is a name (policy.ProtectedBelow, or the directory one lies in)
-// protected in a writable root or the run's temporary directory and in
-// the directories down to nestedDepth below it, but not in node_modules.
+// protected in a base (a writable root, the run's temporary directory, a
+// trusted directory) and in the directories down to nestedDepth below it,
+// but not in node_modules.
 type nested struct {
 	base pattern // the root
 	rel  string  // the name, relative to each of those directories

@@ -261,8 +261,15 @@ func (c *compiler) collect() {
 	var own []pattern
 	for _, h := range policy.ProtectedInHome {
 		own = append(own, c.spell(literalPattern(path.Join(c.home, h)))...)
+		// the same in Claude Code's configuration elsewhere
+		// ($CLAUDE_CONFIG_DIR)
+		if in, ok := strings.CutPrefix(h, ".claude/"); ok && c.p.ClaudeDir != "" && c.p.ClaudeDir != path.Join(c.p.Home, ".claude") {
+			own = append(own, c.spell(literalPattern(path.Join(c.p.ClaudeDir, in)))...)
+		}
 	}
-	for _, f := range append(slices.Clone(c.p.SettingsFiles), c.r.Executable) {
+	// the settings files, cordon's binary and the scripts Claude Code
+	// runs on the host by itself (policy.HostRun)
+	for _, f := range append(append(slices.Clone(c.p.SettingsFiles), c.p.HostRun...), c.r.Executable) {
 		if path.IsAbs(f) {
 			own = append(own, c.spell(literalPattern(path.Clean(f)))...)
 		}

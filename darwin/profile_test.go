@@ -143,6 +143,12 @@ var profileCases = []profileCase{
 			home + "/.claude/settings.json", ws + "/.cordon/settings.json", "/opt/team/cordon.json"}
 		p.TrustedDirs = []string{home + "/code"}
 	}, req: func(r *Request) { r.Executable = home + "/go/bin/cordon" }},
+	{name: "claude-host-scripts", policy: func(p *policy.Policy) {
+		// Claude Code's configuration in the workspace ($CLAUDE_CONFIG_DIR)
+		// and the scripts its hooks name: not writable
+		p.ClaudeDir = ws + "/.claude-config"
+		p.HostRun = []string{ws + "/scripts/fmt.sh", ws + "/mcp/server.js"}
+	}},
 	{name: "allow-git-config", policy: func(p *policy.Policy) { p.Filesystem.AllowGitConfig = true }},
 	{name: "symlinked-tmp-var-etc", policy: func(p *policy.Policy) {
 		p.Filesystem.AllowWrite = []string{"/var/tmp/build", "/tmp"}

@@ -36,7 +36,7 @@ var protectedPaths = []protectedPath{
 	{".bash_login", false}, {".bash_logout", false}, {".zshenv", false}, {".zlogin", false},
 	{".claude/settings.local.json", false},
 	{".claude/hooks", true}, {".claude/skills", true},
-	{".cursor", true}, {".gemini", true}, {".zed", true}, {".devcontainer", true}, {".exrc", false}, {".nvim.lua", false},
+	{".cursor", true}, {".gemini", true}, {".zed", true}, {".devcontainer", true}, {".exrc", false}, {".nvim.lua", false}, {".ripgreprc", false},
 }
 
 // movedLine is what cordon prints for each path it moved aside.

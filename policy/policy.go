@@ -248,6 +248,10 @@ var ProtectedInWritable = append(prefixed(".git/", ProtectedInGitDir),
 	".gitconfig", ".gitmodules",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".profile",
 	".mcp.json", ".vscode", ".idea",
+	// ripgrep's configuration, when RIPGREP_CONFIG_PATH names it, can give
+	// --pre a program to run on every file searched (sandbox-runtime
+	// protects it too).
+	".ripgreprc",
 	// Other agents' and editors' project configuration, which names
 	// commands they start on the host by themselves: MCP servers (Cursor,
 	// Gemini CLI, Continue, Amazon Q, Roo), hooks (Cursor, Kiro), language
@@ -302,7 +306,7 @@ var ProtectedInHome = []string{
 	// them, and a protected workspace is refused.)
 	".bash_aliases", ".bashrc.d", ".xinitrc", ".xprofile", ".xsessionrc", ".pam_environment",
 	".config/environment.d", ".config/autostart", ".config/systemd/user",
-	".tmux.conf", ".direnvrc", ".vimrc", ".emacs",
+	".tmux.conf", ".direnvrc", ".vimrc", ".emacs", ".ripgreprc",
 	".codex/config.toml", ".gemini/settings.json", ".cursor/mcp.json", ".cursor/hooks.json",
 	".cargo/config.toml", ".cargo/config", ".yarnrc.yml", ".yarnrc",
 }

@@ -316,13 +316,18 @@ func singleIndex(rules []specs.LinuxSyscall) (uint, bool) {
 }
 
 // valuesOf is the set of values argument index may take under args, or
-// every value: when args say nothing of it, and when they hold two
-// conditions on it, which libcontainer adds as two rules, each allowing
-// what its own condition admits. It never holds less than the rule
-// allows: it is what the callers ask to be inside something else.
+// every value: when args say nothing of it, and when two of them are on
+// one argument (this one or another), which libcontainer loads as one
+// rule per condition, each allowing what its own condition admits. It
+// never holds less than the rule allows: it is what the callers ask to
+// be inside something else.
 func valuesOf(args []specs.LinuxSeccompArg, index uint) valueSet {
+	every := valueSet{spans: []span{{0, math.MaxUint64}}}
 	var found []specs.LinuxSeccompArg
-	for _, a := range args {
+	for i, a := range args {
+		if slices.ContainsFunc(args[i+1:], func(b specs.LinuxSeccompArg) bool { return b.Index == a.Index }) {
+			return every
+		}
 		if a.Index == index {
 			found = append(found, a)
 		}
@@ -330,7 +335,7 @@ func valuesOf(args []specs.LinuxSeccompArg, index uint) valueSet {
 	if len(found) == 1 {
 		return setOf(found[0])
 	}
-	return valueSet{spans: []span{{0, math.MaxUint64}}}
+	return every
 }
 
 // span is the values lo..hi, both included.

@@ -127,6 +127,14 @@ func TestIntersect(t *testing.T) {
 			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"personality"}, Action: specs.ActAllow,
 				Args: append(eq(0, 0), eq(0, 1)...)})
 		}), true},
+		{"runtime default, ioctl TIOCGWINSZ or on descriptor 0 or 1", allowlist(func(p *specs.LinuxSeccomp) {
+			// two conditions on argument 0: libcontainer adds each of
+			// the three as a rule of its own, so the rule allows
+			// ioctl(0, TIOCSTI), which the agent profile refuses
+			drop(p, "ioctl")
+			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"ioctl"}, Action: specs.ActAllow,
+				Args: append(append(eq(0, 0), eq(0, 1)...), eq(1, 0x5413)...)})
+		}), true},
 		{"another architecture only", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Architectures: []specs.Arch{specs.ArchS390X}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -245,7 +245,7 @@ func FuzzIntersect(f *testing.F) {
 				e := uint(next()%3 + 1)
 				r.ErrnoRet = &e
 			}
-			for range next() % 3 { // none, one or two conditions
+			for range next() % 4 { // none to three conditions
 				r.Args = append(r.Args, specs.LinuxSeccompArg{Index: uint(next() % 2), Value: values[next()%len(values)], ValueTwo: values[next()%len(values)], Op: ops[next()%len(ops)]})
 			}
 			bundle.Syscalls = append(bundle.Syscalls, r)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
@@ -76,4 +77,16 @@ func TestWriterGone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKillNeverStarted: ending a sandbox whose init never started (making
+// it failed half way: out of descriptors) does nothing; libcontainer
+// panics signalling such a container, and cordon serve died of it.
+func TestKillNeverStarted(t *testing.T) {
+	sb := &sandbox{process: &libcontainer.Process{}}
+	if sb.initStarted() {
+		t.Error("an init that never started says it did")
+	}
+	sb.kill()
+	(&sandbox{}).kill()
 }

@@ -224,7 +224,7 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox: %w", err)
 	}
-	sb.undo = append(sb.undo, func() { destroy(sb.c, sb.reaped) })
+	sb.undo = append(sb.undo, func() { destroy(sb.c, sb.reaped || !sb.initStarted()) })
 	// What follows is undone by report, the rest by release.
 	sb.reported = len(sb.undo)
 	o.Meta.Scrub = s.Annotations[spec.AnnotationScrub]
@@ -332,8 +332,23 @@ func (sb *sandbox) launch() error {
 	return nil
 }
 
+// initStarted reports whether the sandbox's init was started. One whose
+// start failed half way (cordon serve out of descriptors) has nothing to
+// end, and libcontainer panics asking about it: its container holds an
+// init process that has none.
+func (sb *sandbox) initStarted() bool {
+	if sb.process == nil {
+		return false
+	}
+	_, err := sb.process.Pid()
+	return err == nil
+}
+
 // kill ends a sandbox whose run cannot go on, and reaps its init.
 func (sb *sandbox) kill() {
+	if !sb.initStarted() {
+		return
+	}
 	_ = sb.c.Signal(unix.SIGKILL)
 	st, _ := sb.process.Wait()
 	sb.reaped = st != nil

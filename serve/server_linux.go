@@ -64,6 +64,7 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 	_, _ = runtime.GC(s.Root)
 	go s.housekeeping(ctx)
 
+	var backoff time.Duration
 	for {
 		c, err := ln.AcceptUnix()
 		if err != nil {
@@ -77,10 +78,19 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			if acceptAgain(err) {
+				// Out of descriptors or memory for a moment (many
+				// clients at once under a low RLIMIT_NOFILE): the
+				// connections wait in the backlog, as net/http's do.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
 			s.shutdown()
 			s.st.wg.Wait()
 			return err
 		}
+		backoff = 0
 		s.st.active.Add(1)
 		s.st.wg.Add(1)
 		go func() {
@@ -357,4 +367,11 @@ func readSignals(r io.Reader, sigs chan<- os.Signal) {
 			}
 		}
 	}
+}
+
+// acceptAgain reports whether accept failed for a moment: the process or
+// the machine is out of descriptors or memory, or a client gave up.
+func acceptAgain(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) ||
+		errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.ECONNABORTED)
 }

@@ -82,3 +82,45 @@ func TestReadRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestAcceptAgain: accept out of descriptors (many clients at once under a
+// low RLIMIT_NOFILE) is a failure of the moment, which the daemon waits
+// out; it used to end cordon serve.
+func TestAcceptAgain(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: dir + "/s", Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("unix", dir+"/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var saved syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &saved); err != nil {
+		t.Fatal(err)
+	}
+	// No descriptor left above those open now.
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := f.Fd()
+	f.Close()
+	low := syscall.Rlimit{Cur: uint64(top), Max: saved.Max}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	_, acceptErr := ln.AcceptUnix()
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if acceptErr == nil || !acceptAgain(acceptErr) {
+		t.Errorf("accept with no descriptor left: %v, want an error acceptAgain takes", acceptErr)
+	}
+	if acceptAgain(net.ErrClosed) {
+		t.Error("a closed listener is not a failure of the moment")
+	}
+}

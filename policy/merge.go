@@ -78,12 +78,7 @@ func (m *merger) ignored(key, value string, src Source, reason string) {
 // untrusted strips from a workspace layer everything that would widen the
 // sandbox, reporting it.
 func (m *merger) untrusted(l *layer) {
-	dropList := func(key string, es *[]entry) {
-		for _, e := range *es {
-			m.ignored(key, e.V, e.Src, untrustedReason)
-		}
-		*es = nil
-	}
+	dropList := func(key string, es *[]entry) { m.dropList(key, es, untrustedReason) }
 	dropList("sandbox.excludedCommands", &l.excludedCommands)
 	dropList("sandbox.network.allowedDomains", &l.allowedDomains)
 	dropList("sandbox.network.allowUnixSockets", &l.unixSockets)
@@ -96,10 +91,7 @@ func (m *merger) untrusted(l *layer) {
 		m.ignored("cordon.env.set."+k, v.V, v.Src, untrustedReason)
 	}
 	l.envSet = nil
-	for cmd, es := range l.ignoreViolations {
-		dropList("sandbox.ignoreViolations."+cmd, &es)
-	}
-	l.ignoreViolations = nil
+	m.dropIgnoreViolations(l, untrustedReason)
 	if l.askCommand != nil {
 		m.ignored("cordon.askCommand", l.askCommand.V, l.askCommand.Src, untrustedReason)
 		l.askCommand = nil
@@ -116,11 +108,7 @@ func (m *merger) untrusted(l *layer) {
 		}
 	}
 	// A switch may only be set in the direction that tightens.
-	for _, b := range []struct {
-		key       string
-		s         **setting[bool]
-		tightened bool
-	}{
+	m.dropLoosening([]boolSwitch{
 		{"sandbox.enabled", &l.enabled, true},
 		{"sandbox.failIfUnavailable", &l.failIfUnavailable, true},
 		{"sandbox.autoAllowBashIfSandboxed", &l.autoAllowBash, false},
@@ -137,12 +125,7 @@ func (m *merger) untrusted(l *layer) {
 		// runs the user's later commands: the user's choice, not a
 		// cloned repository's.
 		{"cordon.serve", &l.serve, false},
-	} {
-		if s := *b.s; s != nil && s.V != b.tightened {
-			m.ignored(b.key, strconv.FormatBool(s.V), s.Src, untrustedReason)
-			*b.s = nil
-		}
-	}
+	}, untrustedReason)
 	for _, s := range []**setting[string]{&l.mode, &l.defaultMode} {
 		if *s == nil {
 			continue
@@ -222,34 +205,52 @@ func adminRequired(layers []*layer) string {
 // The workspace's permission rules stay: they decide Claude Code's tools.
 func (m *merger) adminRequired(l *layer, why string) {
 	reason := "the sandbox is admin-required (" + why + "): a workspace's settings may not loosen it"
-	dropList := func(key string, es *[]entry) {
-		for _, e := range *es {
-			m.ignored(key, e.V, e.Src, reason)
-		}
-		*es = nil
-	}
+	dropList := func(key string, es *[]entry) { m.dropList(key, es, reason) }
 	dropList("sandbox.excludedCommands", &l.excludedCommands)
 	dropList("sandbox.network.allowedDomains", &l.allowedDomains)
 	dropList("sandbox.network.allowUnixSockets", &l.unixSockets)
 	dropList("sandbox.filesystem.allowRead", &l.allowRead)
 	dropList("sandbox.filesystem.allowWrite", &l.allowWrite)
 	dropList("permissions.additionalDirectories", &l.additionalDirs)
-	for cmd, es := range l.ignoreViolations {
-		dropList("sandbox.ignoreViolations."+cmd, &es)
-	}
-	l.ignoreViolations = nil
-	for _, b := range []struct {
-		key       string
-		s         **setting[bool]
-		tightened bool
-	}{
+	m.dropIgnoreViolations(l, reason)
+	m.dropLoosening([]boolSwitch{
 		{"sandbox.enabled", &l.enabled, true},
 		{"sandbox.failIfUnavailable", &l.failIfUnavailable, true},
 		{"sandbox.network.allowAllUnixSockets", &l.allowAllUnixSockets, false},
 		{"sandbox.network.allowLocalBinding", &l.allowLocalBinding, false},
 		{"sandbox.enableWeakerNestedSandbox", &l.weakerNested, false},
 		{"sandbox.allowNestedUserNamespaces", &l.nestedUserNS, false},
-	} {
+	}, reason)
+}
+
+// dropList strips a layer's list, reporting every entry as ignored.
+func (m *merger) dropList(key string, es *[]entry, reason string) {
+	for _, e := range *es {
+		m.ignored(key, e.V, e.Src, reason)
+	}
+	*es = nil
+}
+
+// dropIgnoreViolations strips a layer's sandbox.ignoreViolations,
+// reporting every entry as ignored.
+func (m *merger) dropIgnoreViolations(l *layer, reason string) {
+	for cmd, es := range l.ignoreViolations {
+		m.dropList("sandbox.ignoreViolations."+cmd, &es, reason)
+	}
+	l.ignoreViolations = nil
+}
+
+// boolSwitch is a layer's switch and the value that tightens the sandbox.
+type boolSwitch struct {
+	key       string
+	s         **setting[bool]
+	tightened bool
+}
+
+// dropLoosening strips from a layer the switches set the way that loosens
+// the sandbox, reporting them as ignored.
+func (m *merger) dropLoosening(switches []boolSwitch, reason string) {
+	for _, b := range switches {
 		if s := *b.s; s != nil && s.V != b.tightened {
 			m.ignored(b.key, strconv.FormatBool(s.V), s.Src, reason)
 			*b.s = nil

@@ -179,6 +179,18 @@ func (o *object) each(keys []string, fn func(key string, v *node) error) error {
 	return nil
 }
 
+// member returns the value of the object's member key (the last one,
+// when it is named twice), or nil.
+func (o *object) member(key string) *node {
+	var v *node
+	for _, m := range o.n.members {
+		if m.key == key {
+			v = m.value
+		}
+	}
+	return v
+}
+
 // suggest returns `(did you mean "x"?)` for the known key closest to key.
 func suggest(key string, known []string) string {
 	best, bestD := "", math.MaxInt
@@ -695,15 +707,7 @@ func (d *decoder) credentials(n *node, path string) error {
 		switch key {
 		case "files":
 			return each(v, name, func(o *object) error {
-				var target, mode *node
-				for _, m := range o.n.members {
-					switch m.key {
-					case "path":
-						target = m.value
-					case "mode":
-						mode = m.value
-					}
-				}
+				target, mode := o.member("path"), o.member("mode")
 				if target == nil || mode == nil {
 					return d.errAt(o.n.pos, "%s[] needs a path and a mode", name)
 				}
@@ -722,15 +726,7 @@ func (d *decoder) credentials(n *node, path string) error {
 			})
 		case "envVars":
 			return each(v, name, func(o *object) error {
-				var varName, mode *node
-				for _, m := range o.n.members {
-					switch m.key {
-					case "name":
-						varName = m.value
-					case "mode":
-						mode = m.value
-					}
-				}
+				varName, mode := o.member("name"), o.member("mode")
 				if varName == nil || mode == nil {
 					return d.errAt(o.n.pos, "%s[] needs a name and a mode", name)
 				}

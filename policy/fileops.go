@@ -161,21 +161,17 @@ func (p *Policy) CheckFile(ctx context.Context, tool, name, cwd string) (Decisio
 // re-opens it.
 func (p *Policy) unreadable(name string) string {
 	for _, d := range p.Filesystem.DenyRead {
-		if !covers(d, name) {
-			continue
-		}
-		reopened := false
-		for _, a := range p.Filesystem.AllowRead {
-			if covers(a, name) && patternWithin(a, d) {
-				reopened = true
-				break
-			}
-		}
-		if !reopened {
+		if covers(d, name) && !p.reopened(d, name) {
 			return UnescapePattern(d)
 		}
 	}
 	return ""
+}
+
+// reopened reports whether an allowRead narrower than the denyRead entry
+// d re-opens name.
+func (p *Policy) reopened(d, name string) bool {
+	return slices.ContainsFunc(p.Filesystem.AllowRead, func(a string) bool { return covers(a, name) && patternWithin(a, d) })
 }
 
 // Claude Code's protected paths: a write to them is never approved
@@ -263,14 +259,7 @@ func (p *Policy) hiddenBelow(dir string) string {
 		if top == dir || !paths.Under(top, dir) && !paths.Under(resolvedOrSelf(top), dir) || byRule(d, top) {
 			continue
 		}
-		reopened := false
-		for _, a := range p.Filesystem.AllowRead {
-			if covers(a, top) && patternWithin(a, d) {
-				reopened = true
-				break
-			}
-		}
-		if !reopened {
+		if !p.reopened(d, top) {
 			return UnescapePattern(d)
 		}
 	}

@@ -194,7 +194,12 @@ var (
 // redirection's target, which the rewrite to cordon run hides from it),
 // or "".
 func (p *Policy) claudeProtectedPath(abs string) string {
-	root := p.writableRoot(abs)
+	return claudeProtectedIn(abs, p.writableRoot(abs))
+}
+
+// claudeProtectedIn says why Claude Code protects an absolute path in the
+// writable root root, or "" (and "" when root is).
+func claudeProtectedIn(abs, root string) string {
 	if root == "" {
 		return ""
 	}
@@ -434,14 +439,14 @@ func (p *Policy) analyseFile(req Request, a *analysis) error {
 		case realRoot != "" && (lexRoot != "" || fi.Resolved == fi.Path):
 			a.need(fi.Path, WorkspaceWrite, "writes inside "+realRoot)
 			for _, x := range []struct{ path, root string }{{fi.Path, lexRoot}, {fi.Resolved, realRoot}} {
-				if x.root == "" || a.deny != nil {
+				if a.deny != nil {
 					continue
 				}
-				if what := claudeProtected(strings.TrimPrefix(x.path, strings.TrimSuffix(x.root, "/")+"/")); what != "" {
+				if why := claudeProtectedIn(x.path, x.root); why != "" {
 					// what the next command or session runs on the host,
 					// which Claude Code asks about in every mode but
 					// bypassPermissions
-					a.need(fi.Path, DangerFullAccess, "writes "+what+", a path Claude Code protects (it asks before writing it)")
+					a.need(fi.Path, DangerFullAccess, why)
 					break
 				}
 			}

@@ -146,6 +146,30 @@ func bashParamMatch(r Rule, req Request) bool {
 	return key == "dangerouslyDisableSandbox" && matchStar(val, strconv.FormatBool(req.DisableSandbox))
 }
 
+// firstShellHit returns the first of a deny or ask list's rules that
+// matches the command (any command of the script, wrapped, nested or
+// substituted) or a parameter of the call, or nil.
+func firstShellHit(rules []Rule, req Request, s *shell.Script) *hit {
+	for _, r := range rules {
+		if bashParamMatch(r, req) {
+			return &hit{rule: r.String(), detail: "a parameter of the call"}
+		}
+		pat, err := shell.ParsePattern(r.bashSpec())
+		if err != nil {
+			// Not one simple command (`*| bash*`): Claude Code matches
+			// it against the command's text.
+			if r.matchesText(req.Command) {
+				return &hit{rule: r.String(), detail: commandText(nil, req.Command)}
+			}
+			continue
+		}
+		if h, ok := (shell.Patterns{pat}).Match(s); ok {
+			return &hit{rule: r.String(), detail: commandText(h.Command, req.Command)}
+		}
+	}
+	return nil
+}
+
 // writableDirs are the directories besides the workspace where a command's
 // writes need only workspace-write: the literal allowWrite paths (and the
 // base of a "dir/**"), and the sandbox's private /tmp.
@@ -203,26 +227,7 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 
 	// deny rules: any command they match, wrapped, nested or substituted
 	deny := shellRules(p.Permissions.Deny, req.Tool)
-	for _, r := range deny {
-		if bashParamMatch(r, req) {
-			a.deny = &hit{rule: r.String(), detail: "a parameter of the call"}
-			break
-		}
-		pat, err := shell.ParsePattern(r.bashSpec())
-		if err != nil {
-			// Not one simple command (`*| bash*`): Claude Code matches
-			// it against the command's text.
-			if r.matchesText(req.Command) {
-				a.deny = &hit{rule: r.String(), detail: commandText(nil, req.Command)}
-				break
-			}
-			continue
-		}
-		if h, ok := (shell.Patterns{pat}).Match(s); ok {
-			a.deny = &hit{rule: r.String(), detail: commandText(h.Command, req.Command)}
-			break
-		}
-	}
+	a.deny = firstShellHit(deny, req, s)
 	askRules := shellRules(p.Permissions.Ask, req.Tool)
 	switch {
 	case a.deny == nil && len(deny) > 0:
@@ -233,24 +238,7 @@ func (p *Policy) analyseBash(req Request, a *analysis) {
 	}
 
 	// ask rules, the same way
-	for _, r := range askRules {
-		if bashParamMatch(r, req) {
-			a.ask = &hit{rule: r.String(), detail: "a parameter of the call"}
-			break
-		}
-		pat, err := shell.ParsePattern(r.bashSpec())
-		if err != nil {
-			if r.matchesText(req.Command) {
-				a.ask = &hit{rule: r.String(), detail: commandText(nil, req.Command)}
-				break
-			}
-			continue
-		}
-		if h, ok := (shell.Patterns{pat}).Match(s); ok {
-			a.ask = &hit{rule: r.String(), detail: commandText(h.Command, req.Command)}
-			break
-		}
-	}
+	a.ask = firstShellHit(askRules, req, s)
 
 	// allow rules: every command, known now
 	var ps shell.Patterns

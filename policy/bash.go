@@ -124,19 +124,16 @@ func shellRules(rules []Rule, tool string) []Rule {
 	return out
 }
 
-// bashParams are the members of Bash's input besides command that a deny
-// or ask rule may name, as in Claude Code: Bash(run_in_background:true),
-// Bash(dangerouslyDisableSandbox:true).
-var bashParams = []string{"description", "timeout", "run_in_background", "dangerouslyDisableSandbox"}
-
 // bashParamMatch reports whether a Bash deny or ask rule names one of the
-// call's parameters with its value (`*` any text), as Claude Code matches
-// Bash(param:value). Such a rule is also read as a command pattern
-// (Bash(timeout:*) is the timeout command too): either match counts.
+// call's parameters besides command (toolParams["Bash"]:
+// Bash(run_in_background:true), Bash(dangerouslyDisableSandbox:true))
+// with its value (`*` any text), as Claude Code matches Bash(param:value).
+// Such a rule is also read as a command pattern (Bash(timeout:*) is the
+// timeout command too): either match counts.
 func bashParamMatch(r Rule, req Request) bool {
 	key, val, ok := strings.Cut(r.Specifier, ":")
 	key, val = strings.TrimSpace(key), strings.TrimSpace(val)
-	if !ok || !r.HasSpecifier || !slices.Contains(bashParams, key) {
+	if !ok || !r.HasSpecifier || !slices.Contains(toolParams["Bash"], key) {
 		return false
 	}
 	if m, known := otherSpec(r, req.Tool, req.Input, true); known {

@@ -457,6 +457,7 @@ func ShellQuote(s string) string {
 	return s
 }
 
+// singleQuote quotes s as one shell word.
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -79,17 +79,12 @@ func hostCommands(data []byte) []string {
 			}
 			words := append([]string{s.Command}, s.Args...)
 			for i, w := range words {
-				words[i] = shellQuote(w)
+				words[i] = singleQuote(w)
 			}
 			out = append(out, strings.Join(words, " "))
 		}
 	}
 	return out
-}
-
-// shellQuote quotes s as one shell word.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // hostRunFiles returns the files below the workspace or the home

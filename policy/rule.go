@@ -162,7 +162,7 @@ func ParseRule(s string) (Rule, error) {
 	if !r.HasSpecifier {
 		return r, nil
 	}
-	if key, _, primary, ok := paramRule(tool, r.Specifier); ok && !(tool == "WebFetch" && key == "domain") {
+	if key, _, primary, ok := paramRule(tool, r.Specifier); ok {
 		r.Param = key
 		if primary {
 			r.Inert = "Claude Code does not match " + tool + "'s " + key + " with a parameter rule and skips it"

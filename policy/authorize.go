@@ -582,7 +582,7 @@ func otherSpec(r Rule, tool string, input json.RawMessage, params bool) (match, 
 	scalar := func(key string) (string, bool) { return scalarMember(in, key) }
 	if key, val, ok := strings.Cut(r.Specifier, ":"); ok && params {
 		got, ok := scalar(strings.TrimSpace(key))
-		return ok && matchStar(strings.TrimSpace(val), got), true
+		return ok && wildcardMatch(strings.TrimSpace(val), got), true
 	}
 	switch tool {
 	case "Agent", "Task":
@@ -647,31 +647,11 @@ func paramHit(rules []Rule, req Request) *hit {
 			continue
 		}
 		_, val, _, _ := paramRule(r.Tool, r.Specifier)
-		if got, ok := scalarMember(in, r.Param); ok && matchStar(val, got) {
+		if got, ok := scalarMember(in, r.Param); ok && wildcardMatch(val, got) {
 			return &hit{rule: r.String(), detail: r.Param + " is " + abbrev(got)}
 		}
 	}
 	return nil
-}
-
-// matchStar matches s against a pattern whose * stands for any text.
-func matchStar(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for _, part := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, part)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(part):]
-	}
-	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
 // levelMode maps the classifier's levels onto the modes.

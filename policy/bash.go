@@ -140,7 +140,7 @@ func bashParamMatch(r Rule, req Request) bool {
 		return m
 	}
 	// no input (cordon check): only what the request says
-	return key == "dangerouslyDisableSandbox" && matchStar(val, strconv.FormatBool(req.DisableSandbox))
+	return key == "dangerouslyDisableSandbox" && wildcardMatch(val, strconv.FormatBool(req.DisableSandbox))
 }
 
 // firstShellHit returns the first of a deny or ask list's rules that

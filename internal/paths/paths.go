@@ -1,8 +1,6 @@
 // Package paths answers the one question every layer of cordon asks of
 // two slash-separated, clean, absolute paths: is one inside the other?
-// policy, policy/shell, mounts, spec and runtime each had a copy of
-// their own, with the arguments in different orders and "/" handled in
-// some and not others.
+// The path comes first, the directory second, and "/" holds every path.
 package paths
 
 import "strings"

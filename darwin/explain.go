@@ -352,16 +352,21 @@ func (e *Explainer) match(pt pattern, p string) bool {
 	if lit, ok := pt.literal(); ok {
 		return paths.Under(p, lit)
 	}
-	k := pt.key()
-	re, ok := e.regexps[k]
-	if !ok {
-		src, err := pt.regex(true)
-		if err == nil {
-			re, _ = regexp.Compile(src)
-		}
-		e.regexps[k] = re
-	}
+	re := e.compiled(pt.key(), func() (string, error) { return pt.regex(true) })
 	return re != nil && re.MatchString(p)
+}
+
+// compiled returns the regular expression src gives, compiled once under
+// key; nil when src fails or does not compile.
+func (e *Explainer) compiled(key string, src func() (string, error)) *regexp.Regexp {
+	re, ok := e.regexps[key]
+	if !ok {
+		if s, err := src(); err == nil {
+			re, _ = regexp.Compile(s)
+		}
+		e.regexps[key] = re
+	}
+	return re
 }
 
 func (e *Explainer) matchAny(pts []pattern, p string) bool {
@@ -377,15 +382,7 @@ func (e *Explainer) matchAny(pts []pattern, p string) bool {
 // the profile's denies match (see pattern.foldedRegex).
 func (e *Explainer) deniedBy(pts []pattern, p string) bool {
 	for _, pt := range pts {
-		k := "fold " + pt.key()
-		re, ok := e.regexps[k]
-		if !ok {
-			src, err := pt.foldedRegex(true)
-			if err == nil {
-				re, _ = regexp.Compile(src)
-			}
-			e.regexps[k] = re
-		}
+		re := e.compiled("fold "+pt.key(), func() (string, error) { return pt.foldedRegex(true) })
 		if re != nil && re.MatchString(p) {
 			return true
 		}
@@ -396,13 +393,6 @@ func (e *Explainer) deniedBy(pts []pattern, p string) bool {
 // nestedMatch reports whether p is what the nested rule n denies.
 func (e *Explainer) nestedMatch(n nested, p string) bool {
 	k := fmt.Sprintf("nested %v %s %v", n.base.key(), n.rel, n.pin)
-	re, ok := e.regexps[k]
-	if !ok {
-		src, err := nestedRegex(n, !n.pin)
-		if err == nil {
-			re, _ = regexp.Compile(src)
-		}
-		e.regexps[k] = re
-	}
+	re := e.compiled(k, func() (string, error) { return nestedRegex(n, !n.pin) })
 	return re != nil && re.MatchString(p) && !strings.Contains(p, "/node_modules/")
 }

@@ -228,6 +228,22 @@ func TestGoldenFilesAreCases(t *testing.T) {
 	}
 }
 
+// compiledRules builds the case, compiles its profile and returns the
+// profile's rules.
+func (tc profileCase) compiledRules(t *testing.T) (*policy.Policy, Request, []rule) {
+	t.Helper()
+	p, r := tc.build(t)
+	profile, err := compile(p, r, tc.trustd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms, err := parseSBPL(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, r, rulesOf(forms)
+}
+
 // checkCompiled parses a generated profile, checks its structure and asks
 // the evaluator what the policy promises.
 func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
@@ -596,16 +612,7 @@ func TestProfileNoPolicy(t *testing.T) {
 func TestProtectedAfterAllow(t *testing.T) {
 	for _, tc := range profileCases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, r := tc.build(t)
-			profile, err := compile(p, r, tc.trustd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			forms, err := parseSBPL(profile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rules := rulesOf(forms)
+			p, r, rules := tc.compiledRules(t)
 			inWritable, _ := p.Protected()
 			res := resolver{fsys: r.FS}
 			c, err := newCompiler(p, r, tc.trustd)
@@ -682,16 +689,7 @@ func FuzzProfile(f *testing.F) {
 // TestNestedRepositories: the repositories in a writable root, down to two
 // levels, get what the root's own .git gets, as on Linux.
 func TestNestedRepositories(t *testing.T) {
-	p, r := profileCase{req: func(r *Request) { r.FS = nestedFS() }}.build(t)
-	profile, err := Profile(p, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	forms, err := parseSBPL(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := rulesOf(forms)
+	_, _, rules := profileCase{req: func(r *Request) { r.FS = nestedFS() }}.compiledRules(t)
 	for _, tc := range []struct {
 		op, path, vnode string
 		want            bool
@@ -760,16 +758,7 @@ func TestNoAllowReopensDeny(t *testing.T) {
 	writeOps := []string{"file-write-data", "file-write-create", "file-write-unlink", "file-write-mode", "file-write-xattr", "file-link", "file-clone"}
 	for _, tc := range profileCases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, r := tc.build(t)
-			profile, err := compile(p, r, tc.trustd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			forms, err := parseSBPL(profile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rules := rulesOf(forms)
+			_, _, rules := tc.compiledRules(t)
 			writeDenied, readDenied := false, false
 			for _, rl := range rules {
 				if len(rl.filters) == 0 && slices.Contains(rl.ops, "default") {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"cordon.dev/cordon/internal/paths"
 )
 
 // A pattern is an absolute path whose components are either names, taken
@@ -268,7 +270,7 @@ var firmlinked = []string{"/Users", "/Applications", "/Library", "/Volumes", "/o
 func (pt pattern) onDataVolume() bool {
 	static := pattern{segs: pt.segs[:pt.static()]}.String()
 	for _, f := range firmlinked {
-		if static == f || strings.HasPrefix(static, f+"/") {
+		if paths.Under(static, f) {
 			return true
 		}
 	}

@@ -105,6 +105,14 @@ type inputs struct {
 	claudeDir string
 }
 
+// fsys is the file system the settings are read from: FS, or the host's.
+func (o LoadOptions) fsys() fs.FS {
+	if o.FS == nil {
+		return hostFS{}
+	}
+	return o.FS
+}
+
 // discover finds the candidate settings files for o and reads them.
 func discover(o LoadOptions) (*inputs, error) {
 	if !filepath.IsAbs(o.Workspace) || !filepath.IsAbs(o.Home) || !filepath.IsAbs(o.Cwd) {
@@ -151,10 +159,7 @@ func discover(o LoadOptions) (*inputs, error) {
 		}
 		cands = append(cands, candidate{abs, ScopeFlag, formatFlagFile(abs), filepath.Dir(abs)})
 	}
-	fsys := o.FS
-	if fsys == nil {
-		fsys = hostFS{}
-	}
+	fsys := o.fsys()
 	for _, f := range managed {
 		// Claude Code's "/x" in its managed files is in the project;
 		// cordon's own managed file keeps "/x" absolute.
@@ -260,10 +265,7 @@ func (in *inputs) load() (*Policy, error) {
 			commands = append(commands, hostCommands(in.data[i])...)
 		}
 	}
-	fsys := o.FS
-	if fsys == nil {
-		fsys = hostFS{}
-	}
+	fsys := o.fsys()
 	commands = append(commands, readHostCommands(fsys, ws)...)
 	p.HostRun = hostRunFiles(fsys, commands, ws, o.Home)
 	// Claude Code's configuration elsewhere ($CLAUDE_CONFIG_DIR) holds its

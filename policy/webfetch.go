@@ -14,10 +14,13 @@ import (
 // "*.example.com" for its subdomains (never example.com itself), or an IP
 // address; a pattern with a port matches that port only. The patterns of
 // WebFetch(domain:...) rules may also be "*" (every host) or have a "*"
-// within one label ("example.*" matches example.org, not example.evil.com). host is a name or
-// an IP address, in any case, with or without a trailing dot.
+// within one label ("example.*" matches example.org, not
+// example.evil.com). host is a name or an IP address, in any case, with
+// or without a trailing dot.
 //
-// (netproxy has the same rules for the proxy; policy may not import it.)
+// (netproxy has the same rules for the proxy, but for the rules' two "*"
+// forms, which never reach the sandbox's domain lists; policy may not
+// import it.)
 func MatchDomain(pattern, host string, port int) bool {
 	pHost, pPort := splitPatternPort(pattern)
 	if pPort != 0 && pPort != port {

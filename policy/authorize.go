@@ -361,8 +361,7 @@ func (p *Policy) decide(ctx context.Context, req Request, ses session, a *analys
 		// cordon cannot tell what the tool does: what no rule of its
 		// own decides is Claude Code's to decide, by its rules and mode.
 		trace = append(trace, Step{"allow rules", "no allow rule covers it"})
-		d.Verdict, d.Reason = VerdictDefer, "no rule of cordon's decides "+req.Tool+": Claude Code's own rules and mode decide it"
-		d.Trace = append(trace, Step{"final", string(d.Verdict) + ": " + d.Reason})
+		done(VerdictDefer, "final", "no rule of cordon's decides "+req.Tool+": Claude Code's own rules and mode decide it")
 		return
 	case a.allowBlocked != "":
 		trace = append(trace, Step{"allow rules", a.allowBlocked})

@@ -118,19 +118,31 @@ func hostRunFiles(fsys fs.FS, commands []string, ws, home string) []string {
 				}
 				add(p)
 				if fi.Mode()&fs.ModeSymlink != 0 {
-					if t, err := fs.ReadLink(fsys, strings.TrimPrefix(p, "/")); err == nil {
-						if !filepath.IsAbs(t) {
-							t = filepath.Join(filepath.Dir(p), t)
-						}
-						if fi, err := fs.Stat(fsys, strings.TrimPrefix(filepath.Clean(t), "/")); err == nil && !fi.IsDir() {
-							add(filepath.Clean(t))
-						}
+					if t, ok := linkedFile(fsys, p); ok {
+						add(t)
 					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// linkedFile returns the file the symbolic link p points to, cleaned and
+// absolute, if it exists and is not a directory.
+func linkedFile(fsys fs.FS, p string) (string, bool) {
+	t, err := fs.ReadLink(fsys, strings.TrimPrefix(p, "/"))
+	if err != nil {
+		return "", false
+	}
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(p), t)
+	}
+	t = filepath.Clean(t)
+	if fi, err := fs.Stat(fsys, strings.TrimPrefix(t, "/")); err != nil || fi.IsDir() {
+		return "", false
+	}
+	return t, true
 }
 
 // hostRunPath is the absolute path word names, if it may name a file:

@@ -171,15 +171,24 @@ func ParseRule(s string) (Rule, error) {
 			return r, nil
 		}
 	}
+	err := checkSpecifier(&r, s)
+	return r, err
+}
+
+// checkSpecifier checks the specifier of rule s, whose tool is r.Tool, and
+// normalises it (WebFetch's domain) or marks the rule inert where Claude
+// Code would skip it.
+func checkSpecifier(r *Rule, s string) error {
+	tool := r.Tool
 	switch tool {
 	case "WebFetch":
 		d, ok := strings.CutPrefix(r.Specifier, "domain:")
 		if !ok {
-			return r, fmt.Errorf("rule %q: WebFetch takes domain:NAME", s)
+			return fmt.Errorf("rule %q: WebFetch takes domain:NAME", s)
 		}
 		norm, err := checkRuleDomain(d)
 		if err != nil {
-			return r, fmt.Errorf("rule %q: %w", s, err)
+			return fmt.Errorf("rule %q: %w", s, err)
 		}
 		r.Specifier = "domain:" + norm
 	case "Bash":
@@ -195,7 +204,7 @@ func ParseRule(s string) (Rule, error) {
 		}
 	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead", "Glob", "Grep", "LS":
 		if strings.ContainsRune(r.Specifier, 0) {
-			return r, fmt.Errorf("rule %q: NUL in a path", s)
+			return fmt.Errorf("rule %q: NUL in a path", s)
 		}
 		switch {
 		case tool != "Read" && tool != "Edit":
@@ -206,7 +215,7 @@ func ParseRule(s string) (Rule, error) {
 			r.Inert = "Claude Code skips a path rule with a * inside a name"
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // oddWildcard is Claude Code's test of a path rule whose `*` stands

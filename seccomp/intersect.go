@@ -17,8 +17,12 @@ var ErrUnmergeable = errors.New("cannot apply both seccomp profiles in one filte
 // Intersect returns a profile that allows a system call only where both
 // agent and bundle allow it: an OCI bundle's own profile kept under
 // cordon's agent profile, which libcontainer installs alone. agent is a
-// profile of this package (refusal by default, conditional rules written
-// as allow rules only); bundle is anyone's.
+// profile of this package, refusing by default, whose notify rules are
+// refusals too (Options.Notify: the supervisor answers EPERM); bundle is
+// anyone's. Intersect reads only agent's allow rules and leaves its
+// other rules where they stand, so a profile made with NotifyWrites or
+// NotifyReads, whose supervisor lets a notified call continue, must not
+// be merged: a write it continued could be one bundle refuses.
 //
 // Each system call agent allows is looked up in bundle:
 //   - allowed outright there: agent's rules stand;

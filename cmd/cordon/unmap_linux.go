@@ -22,8 +22,9 @@ import (
 // 11.05 MB, docs/performance.md). The page cache holds the same pages
 // either way; only the process's share of them, its RSS, changes.
 //
-// It does nothing when the program headers cannot be read from
-// /proc/self/auxv, or do not describe this process as expected.
+// It does nothing when /proc/self/auxv gives no AT_PHDR and AT_PHNUM, or
+// when the program headers /proc/self/exe holds do not describe this
+// process as expected.
 func unmapInitCode() {
 	phdr, phnum := auxPhdr()
 	if phdr == 0 || phnum == 0 || phnum > 64 {
@@ -73,8 +74,8 @@ func unmapInitCode() {
 			base = uint64(phdr) - s.vaddr
 		}
 	}
-	// The program headers lie in the first loaded segment: if they do
-	// not, the load address is not what it seems, and nothing is dropped.
+	// The program headers lie in a loaded segment: if they do not, the
+	// load address is not what it seems, and nothing is dropped.
 	inLoad := false
 	for _, s := range segs {
 		if s.typ == ptLoad && base+s.vaddr <= uint64(phdr) && uint64(phdr) < base+s.vaddr+s.size {

@@ -284,6 +284,10 @@ type runSpec struct {
 	stdin   io.Reader
 	dir     string // working directory (default: the workspace)
 	timeout time.Duration
+	// via starts cordon through another program: its path, then its
+	// arguments up to cordon's path (prlimit --nofile=16 --, or
+	// /bin/sh -c 'exec "$0" "$@"'), which execs cordon.
+	via []string
 }
 
 // result is what a cordon invocation did.
@@ -312,6 +316,10 @@ func (b *box) command(ctx context.Context, s runSpec, cli ...string) *exec.Cmd {
 		cmd.Dir = b.ws
 	}
 	cmd.Env = b.env(s.env...)
+	if len(s.via) > 0 {
+		cmd.Path = s.via[0]
+		cmd.Args = append(append(slices.Clone(s.via), cordonBin), cli...)
+	}
 	// Pdeathsig: cordon must not outlive a test binary that panicked.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: b.c.cred, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 5 * time.Second

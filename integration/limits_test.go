@@ -192,14 +192,9 @@ while n < 10000:
 			b := newBox(t, c)
 			// The sandbox, in a user namespace, may not raise a hard
 			// limit: the caller's (lower) one is the command's.
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			defer cancel()
-			cmd := b.command(ctx, runSpec{}, "run", "--open-files", "1024", "--", "grep", "open files", "/proc/self/limits")
-			cmd.Path = toolPath("prlimit")
-			cmd.Args = append([]string{"prlimit", "--nofile=256:256", "--", cordonBin}, cmd.Args[1:]...)
-			out, err := cmd.CombinedOutput()
-			if f := strings.Fields(string(out)); err != nil || len(f) < 5 || f[3] != "256" || f[4] != "256" {
-				t.Errorf("--open-files 1024 under a hard limit of 256: want the command to run with 256: %v\n%s", err, out)
+			r := b.runSpec(runSpec{via: []string{toolPath("prlimit"), "--nofile=256:256", "--"}, flags: []string{"--open-files", "1024"}, args: []string{"grep", "open files", "/proc/self/limits"}})
+			if f := strings.Fields(r.stdout); r.code != 0 || len(f) < 5 || f[3] != "256" || f[4] != "256" {
+				t.Errorf("--open-files 1024 under a hard limit of 256: want the command to run with 256:\n%s", r)
 			}
 		})
 		t.Run("cpu", func(t *testing.T) {

@@ -5,7 +5,6 @@ package integration
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -553,16 +552,9 @@ func TestProbeOutOfDescriptors(t *testing.T) {
 	eachCaller(t, func(t *testing.T, c *caller) {
 		b := newBox(t, c)
 		cache := "XDG_CACHE_HOME=" + filepath.Join(b.dir, "cache")
-		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-		defer cancel()
-		cmd := b.command(ctx, runSpec{env: []string{cache}}, "run", "--", "true")
-		cmd.Path = toolPath("prlimit")
-		cmd.Args = append([]string{"prlimit", "--nofile=16", "--", cordonBin}, cmd.Args[1:]...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		if errs := errLines(stderr.String()); cmd.ProcessState.ExitCode() != 125 || len(errs) != 1 {
-			t.Errorf("RLIMIT_NOFILE=16: want exit 125 and one line: %v\n%s", err, stderr.String())
+		r := b.runSpec(runSpec{env: []string{cache}, via: []string{toolPath("prlimit"), "--nofile=16", "--"}, args: []string{"true"}})
+		if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 {
+			t.Errorf("RLIMIT_NOFILE=16: want exit 125 and one line:\n%s", r)
 		}
 		if r := b.runSpec(runSpec{env: []string{cache}, args: []string{"echo", "ran"}}); r.code != 0 || r.stdout != "ran\n" {
 			t.Errorf("the next run, without the limit, was refused:\n%s", r)

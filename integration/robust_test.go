@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -441,16 +440,9 @@ func TestRefusedWithOneLine(t *testing.T) {
 			requires(t, needTool("prlimit"))
 			b := newBox(t, c)
 			// Go's runtime would abort with a page of output and exit 2.
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			defer cancel()
-			cmd := b.command(ctx, runSpec{}, "run", "--", "touch", filepath.Join(b.ws, "ran"))
-			cmd.Path = toolPath("prlimit")
-			cmd.Args = append([]string{"prlimit", "--as=268435456", "--", cordonBin}, cmd.Args[1:]...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			_ = cmd.Run()
-			if errs := errLines(stderr.String()); cmd.ProcessState.ExitCode() != 125 || len(errs) != 1 || !strings.Contains(errs[0], "RLIMIT_AS") {
-				t.Errorf("under RLIMIT_AS=256M: want 125 and one line naming RLIMIT_AS: exit %d\n%s", cmd.ProcessState.ExitCode(), stderr.String())
+			r := b.runSpec(runSpec{via: []string{toolPath("prlimit"), "--as=268435456", "--"}, args: []string{"touch", filepath.Join(b.ws, "ran")}})
+			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "RLIMIT_AS") {
+				t.Errorf("under RLIMIT_AS=256M: want 125 and one line naming RLIMIT_AS:\n%s", r)
 			}
 			if exists(filepath.Join(b.ws, "ran")) {
 				t.Error("the command ran")
@@ -462,20 +454,13 @@ func TestRefusedWithOneLine(t *testing.T) {
 			b := newBox(t, c)
 			// Go's runtime would abort with a page of output and exit 2;
 			// root's processes are not counted.
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			defer cancel()
-			cmd := b.command(ctx, runSpec{}, "run", "--", "touch", filepath.Join(b.ws, "ran"))
-			cmd.Path = toolPath("prlimit")
-			cmd.Args = append([]string{"prlimit", "--nproc=1", "--", cordonBin}, cmd.Args[1:]...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			_ = cmd.Run()
-			code, errs := cmd.ProcessState.ExitCode(), errLines(stderr.String())
+			r := b.runSpec(runSpec{via: []string{toolPath("prlimit"), "--nproc=1", "--"}, args: []string{"touch", filepath.Join(b.ws, "ran")}})
+			errs := errLines(r.stderr)
 			switch {
-			case c.uid == 0 && (code != 0 || !exists(filepath.Join(b.ws, "ran"))):
-				t.Errorf("root under RLIMIT_NPROC=1: want the run to run: exit %d\n%s", code, stderr.String())
-			case c.uid != 0 && (code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "RLIMIT_NPROC")):
-				t.Errorf("under RLIMIT_NPROC=1: want 125 and one line naming RLIMIT_NPROC: exit %d\n%s", code, stderr.String())
+			case c.uid == 0 && (r.code != 0 || !exists(filepath.Join(b.ws, "ran"))):
+				t.Errorf("root under RLIMIT_NPROC=1: want the run to run:\n%s", r)
+			case c.uid != 0 && (r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "RLIMIT_NPROC")):
+				t.Errorf("under RLIMIT_NPROC=1: want 125 and one line naming RLIMIT_NPROC:\n%s", r)
 			case c.uid != 0 && exists(filepath.Join(b.ws, "ran")):
 				t.Error("the command ran")
 			}
@@ -510,16 +495,9 @@ func TestRefusedWithOneLine(t *testing.T) {
 			must(t, os.Mkdir(gone, 0o755))
 			b.chown()
 			// The directory goes while the shell is in it.
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			defer cancel()
-			cmd := b.command(ctx, runSpec{dir: gone}, "run", "--", "touch", filepath.Join(b.ws, "ran"))
-			cmd.Path = "/bin/sh"
-			cmd.Args = append([]string{"sh", "-c", `rmdir "$PWD" && exec "$0" "$@"`, cordonBin}, cmd.Args[1:]...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			_ = cmd.Run()
-			if errs := errLines(stderr.String()); cmd.ProcessState.ExitCode() != 125 || len(errs) != 1 || !strings.Contains(errs[0], "working directory") {
-				t.Errorf("from a removed directory: want 125 and one line about the working directory: exit %d\n%s", cmd.ProcessState.ExitCode(), stderr.String())
+			r := b.runSpec(runSpec{dir: gone, via: []string{"/bin/sh", "-c", `rmdir "$PWD" && exec "$0" "$@"`}, args: []string{"touch", filepath.Join(b.ws, "ran")}})
+			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "working directory") {
+				t.Errorf("from a removed directory: want 125 and one line about the working directory:\n%s", r)
 			}
 			if exists(filepath.Join(b.ws, "ran")) {
 				t.Error("the command ran")

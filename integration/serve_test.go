@@ -601,15 +601,10 @@ func TestServeClosedStdio(t *testing.T) {
 			name, serve, pooled string
 		}{{"warm", "1", "1"}, {"cold", "0", "0"}} {
 			_ = os.Remove(filepath.Join(sb.ws, "fds"))
-			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-			cmd := sb.command(ctx, runSpec{env: []string{sb.stateEnv, "CORDON_SERVE=" + tc.serve}}, "run", "--", "sh", "-c", script)
-			cmd.Path = "/bin/sh"
-			cmd.Args = append([]string{"sh", "-c", `exec "$0" "$@" <&- >&- 2>&-`, cordonBin}, cmd.Args[1:]...)
-			err := cmd.Run()
-			cancel()
+			r := sb.runSpec(runSpec{env: []string{sb.stateEnv, "CORDON_SERVE=" + tc.serve}, via: []string{"/bin/sh", "-c", `exec "$0" "$@" <&- >&- 2>&-`}, args: []string{"sh", "-c", script}})
 			got := readFile(filepath.Join(sb.ws, "fds"))
-			if want := "/dev/null /dev/null /dev/null " + tc.pooled + "\n"; err != nil || got != want {
-				t.Errorf("%s, stdio closed: %v; the command's descriptors and whether it was pooled:\n%s\nwant:\n%s", tc.name, err, got, want)
+			if want := "/dev/null /dev/null /dev/null " + tc.pooled + "\n"; r.code != 0 || got != want {
+				t.Errorf("%s, stdio closed: exit %d; the command's descriptors and whether it was pooled:\n%s\nwant:\n%s", tc.name, r.code, got, want)
 			}
 		}
 	})

@@ -93,7 +93,7 @@ func hostCommands(data []byte) []string {
 // $CLAUDE_PROJECT_DIR is the workspace, ~ and $HOME the home; a relative
 // name is taken from the workspace, where Claude Code starts them. Words
 // known only at run time are skipped. Which of them a sandbox could write
-// is the plan's business.
+// is for spec's mount plan and darwin's profile to work out.
 func hostRunFiles(fsys fs.FS, commands []string, ws, home string) []string {
 	var out []string
 	add := func(p string) {

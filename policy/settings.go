@@ -969,7 +969,7 @@ func anyDepth(spec string, allow bool) (string, bool) {
 	case !nested:
 		// a name without a slash matches at any depth
 		return "**/" + rel, true
-	case !allow && rest == "**" && !strings.Contains(first, "/"):
+	case !allow && rest == "**":
 		// Claude Code's deny and ask rules take `dir/**` at any depth
 		return "**/" + rel, true
 	}

@@ -284,16 +284,8 @@ func validToolName(s string) bool {
 }
 
 // validRuleToolName is validToolName for a rule, which may name a
-// pattern of tools (`*`, `mcp__*`).
+// pattern of tools (`*`, `mcp__*`): a `*` stands where a letter may.
 func validRuleToolName(s string) bool {
-	switch {
-	case s == "":
-		return false
-	case s == "*":
-		return true
-	case s[0] == '*':
-		return validToolName("x" + strings.ReplaceAll(s, "*", "x"))
-	}
 	return validToolName(strings.ReplaceAll(s, "*", "x"))
 }
 

@@ -500,25 +500,7 @@ func (m *merger) finish(layers []*layer) {
 		}
 	}
 
-	if all := m.lists[denyAllDomainsKey]; len(all) > 0 {
-		// WebFetch(domain:*) in a deny list: Claude Code's sandbox then
-		// reaches no host.
-		reason := "deniedDomains \"*\" (" + all[0].Src.String() + ") denies every host"
-		if all[0].Rule != "" {
-			reason = "the deny rule " + all[0].Rule + " (" + all[0].Src.String() + ") denies every host"
-			if all[0].V != "*" {
-				reason += " cordon's proxy can tell from " + all[0].V
-			}
-		}
-		for _, e := range m.lists["sandbox.network.allowedDomains"] {
-			m.ignored("sandbox.network.allowedDomains", e.V, e.Src, reason)
-		}
-		m.lists["sandbox.network.allowedDomains"] = nil
-		if s := m.strs["cordon.askCommand"]; s != nil {
-			m.ignored("cordon.askCommand", s.V, s.Src, reason)
-			delete(m.strs, "cordon.askCommand")
-		}
-	}
+	m.denyEveryHost()
 
 	// allowRead re-opens inside denyRead, but never inside a path the
 	// managed settings deny: nothing below them may loosen them.
@@ -686,6 +668,31 @@ func (m *merger) finish(layers []*layer) {
 	)
 	if !p.Trusted {
 		rep.Notes = append(rep.Notes, "the workspace is not trusted: its own settings files may only tighten the sandbox (cordon trust "+p.Workspace+")")
+	}
+}
+
+// denyEveryHost applies WebFetch(domain:*) (or deniedDomains "*") in a
+// deny list: Claude Code's sandbox then reaches no host, so the
+// allowedDomains and the askCommand go.
+func (m *merger) denyEveryHost() {
+	all := m.lists[denyAllDomainsKey]
+	if len(all) == 0 {
+		return
+	}
+	reason := "deniedDomains \"*\" (" + all[0].Src.String() + ") denies every host"
+	if all[0].Rule != "" {
+		reason = "the deny rule " + all[0].Rule + " (" + all[0].Src.String() + ") denies every host"
+		if all[0].V != "*" {
+			reason += " cordon's proxy can tell from " + all[0].V
+		}
+	}
+	for _, e := range m.lists["sandbox.network.allowedDomains"] {
+		m.ignored("sandbox.network.allowedDomains", e.V, e.Src, reason)
+	}
+	m.lists["sandbox.network.allowedDomains"] = nil
+	if s := m.strs["cordon.askCommand"]; s != nil {
+		m.ignored("cordon.askCommand", s.V, s.Src, reason)
+		delete(m.strs, "cordon.askCommand")
 	}
 }
 

@@ -258,6 +258,32 @@ func (m *merger) dropLoosening(switches []boolSwitch, reason string) {
 	}
 }
 
+// managedDenyRead drops the allowRead entries that would re-open a path
+// the managed settings deny: allowRead re-opens inside denyRead, but
+// nothing below the managed settings may loosen them.
+func (m *merger) managedDenyRead() {
+	var keep []entry
+	for _, a := range m.lists["sandbox.filesystem.allowRead"] {
+		denied := slices.ContainsFunc(m.lists["sandbox.filesystem.denyRead"], func(d entry) bool {
+			// a inside d, or a glob that could reach into d; or d inside a
+			// (an allowRead re-opens every denied path below it).
+			return d.Src.Scope == ScopeManaged && a.Src.Scope != ScopeManaged &&
+				(patternWithin(a.V, d.V) || IsGlob(a.V) && couldReopen(a.V, d.V) ||
+					patternWithin(d.V, a.V) || IsGlob(d.V) && couldReopen(d.V, a.V))
+		})
+		if denied {
+			reason := "it would re-open a path the managed settings deny"
+			if IsGlob(a.V) {
+				reason = "it could match in a path the managed settings deny (a glob's matches are known only when the run starts)"
+			}
+			m.ignored("sandbox.filesystem.allowRead", a.V, a.Src, reason)
+			continue
+		}
+		keep = append(keep, a)
+	}
+	m.lists["sandbox.filesystem.allowRead"] = keep
+}
+
 // workspaceLocks applies Claude Code's locks on a workspace's settings
 // that hold whether or not the sandbox is admin-required: with a denyRead
 // in the managed settings or a --settings file, a workspace's allowRead
@@ -502,28 +528,7 @@ func (m *merger) finish(layers []*layer) {
 
 	m.denyEveryHost()
 
-	// allowRead re-opens inside denyRead, but never inside a path the
-	// managed settings deny: nothing below them may loosen them.
-	var keep []entry
-	for _, a := range m.lists["sandbox.filesystem.allowRead"] {
-		denied := slices.ContainsFunc(m.lists["sandbox.filesystem.denyRead"], func(d entry) bool {
-			// a inside d, or a glob that could reach into d; or d inside a
-			// (an allowRead re-opens every denied path below it).
-			return d.Src.Scope == ScopeManaged && a.Src.Scope != ScopeManaged &&
-				(patternWithin(a.V, d.V) || IsGlob(a.V) && couldReopen(a.V, d.V) ||
-					patternWithin(d.V, a.V) || IsGlob(d.V) && couldReopen(d.V, a.V))
-		})
-		if denied {
-			reason := "it would re-open a path the managed settings deny"
-			if IsGlob(a.V) {
-				reason = "it could match in a path the managed settings deny (a glob's matches are known only when the run starts)"
-			}
-			m.ignored("sandbox.filesystem.allowRead", a.V, a.Src, reason)
-			continue
-		}
-		keep = append(keep, a)
-	}
-	m.lists["sandbox.filesystem.allowRead"] = keep
+	m.managedDenyRead()
 	m.workspaceLocks(layers)
 
 	values := func(key string) []string {

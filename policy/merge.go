@@ -268,8 +268,7 @@ func (m *merger) managedDenyRead() {
 			// a inside d, or a glob that could reach into d; or d inside a
 			// (an allowRead re-opens every denied path below it).
 			return d.Src.Scope == ScopeManaged && a.Src.Scope != ScopeManaged &&
-				(patternWithin(a.V, d.V) || IsGlob(a.V) && couldReopen(a.V, d.V) ||
-					patternWithin(d.V, a.V) || IsGlob(d.V) && couldReopen(d.V, a.V))
+				(reaches(a.V, d.V) || reaches(d.V, a.V))
 		})
 		if denied {
 			reason := "it would re-open a path the managed settings deny"
@@ -311,8 +310,7 @@ func (m *merger) workspaceLocks(layers []*layer) {
 					return false
 				}
 				hit := slices.ContainsFunc(m.lists["sandbox.filesystem.denyRead"], func(d entry) bool {
-					return above(d.Src.Scope) && (patternWithin(a.V, d.V) || IsGlob(a.V) && couldReopen(a.V, d.V) ||
-						key == "sandbox.filesystem.allowRead" && (patternWithin(d.V, a.V) || IsGlob(d.V) && couldReopen(d.V, a.V)))
+					return above(d.Src.Scope) && (reaches(a.V, d.V) || key == "sandbox.filesystem.allowRead" && reaches(d.V, a.V))
 				})
 				if hit {
 					m.ignored(key, a.V, a.Src, "a workspace may not re-open a path the user's, --settings or managed settings deny reading (as in Claude Code, with a denyRead at "+denyLock+")")
@@ -699,6 +697,12 @@ func (m *merger) denyEveryHost() {
 		m.ignored("cordon.askCommand", s.V, s.Src, reason)
 		delete(m.strs, "cordon.askCommand")
 	}
+}
+
+// reaches reports whether pattern a names something within what pattern
+// d names, or is a glob that could match there.
+func reaches(a, d string) bool {
+	return patternWithin(a, d) || IsGlob(a) && couldReopen(a, d)
 }
 
 // patternWithin reports whether everything pattern a names lies within

@@ -151,8 +151,6 @@ func TestIntersect(t *testing.T) {
 			if err := Check(merged); err != nil {
 				t.Fatalf("merged profile does not load: %v", err)
 			}
-			a, b, m := newFilterVM(t, agent), newFilterVM(t, tc.bundle), newFilterVM(t, merged)
-			abi := abis[native]
 			args := map[string][][]uint64{
 				"socket":      {{1}, {2}, {10}, {16}, {38}, {39}, {40}, {41}, {1<<32 | 2}, {1<<32 | 1}},
 				"socketpair":  {{1}, {2}},
@@ -160,23 +158,13 @@ func TestIntersect(t *testing.T) {
 				"ioctl":       {{0, 0x5412}, {0, 0x5413}, {0, 1<<32 | 0x5412}},
 				"clone":       {{0}, {0x10000000}, {0x00020000}, {0x01200011}},
 			}
-			for _, name := range []string{"getpid", "read", "mkdir", "mkdirat", "chmod", "fchmodat", "socket", "socketpair",
-				"personality", "ioctl", "clone", "clone3", "ptrace", "mount", "unshare", "bpf", "io_uring_setup", "keyctl"} {
-				n, ok := nr(t, abi, name)
-				if !ok {
-					continue
+			names := []string{"getpid", "read", "mkdir", "mkdirat", "chmod", "fchmodat", "socket", "socketpair",
+				"personality", "ioctl", "clone", "clone3", "ptrace", "mount", "unshare", "bpf", "io_uring_setup", "keyctl"}
+			eachSample(t, agent, tc.bundle, merged, names, args, func(name string, av []uint64, m, a, b uint32) {
+				if want := stricter(a, b); m != want {
+					t.Errorf("%s%#x: merged %#x, want %#x (agent %#x, bundle %#x)", name, av, m, want, a, b)
 				}
-				list := args[name]
-				if list == nil {
-					list = [][]uint64{{0}}
-				}
-				for _, av := range list {
-					got, want := m.eval(abi, n, av...), stricter(a.eval(abi, n, av...), b.eval(abi, n, av...))
-					if got != want {
-						t.Errorf("%s%#x: merged %#x, want %#x (agent %#x, bundle %#x)", name, av, got, want, a.eval(abi, n, av...), b.eval(abi, n, av...))
-					}
-				}
-			}
+			})
 		})
 	}
 }
@@ -263,23 +251,33 @@ func FuzzIntersect(f *testing.F) {
 		if err := Check(merged); err != nil {
 			t.Fatalf("merged profile does not load: %v\nbundle: %+v", err, bundle)
 		}
-		a, b, m := newFilterVM(t, agent), newFilterVM(t, bundle), newFilterVM(t, merged)
-		abi := abis[native]
-		for _, name := range names {
-			n, ok := nr(t, abi, name)
-			if !ok {
-				continue
+		eachSample(t, agent, bundle, merged, names, samples, func(name string, av []uint64, m, a, b uint32) {
+			if want := stricter(a, b); normVerdict(m) == retAllow && want != retAllow {
+				t.Fatalf("%s%#x: merged allows, stacked %#x\nbundle: %+v", name, av, want, bundle)
 			}
-			list := samples[name]
-			if list == nil {
-				list = [][]uint64{{0}}
-			}
-			for _, av := range list {
-				got, want := normVerdict(m.eval(abi, n, av...)), stricter(a.eval(abi, n, av...), b.eval(abi, n, av...))
-				if got == retAllow && want != retAllow {
-					t.Fatalf("%s%#x: merged allows, stacked %#x\nbundle: %+v", name, av, want, bundle)
-				}
-			}
-		}
+		})
 	})
+}
+
+// eachSample runs the agent's, the bundle's and the merged filters, for
+// the native architecture, on each named system call with each argument
+// list samples holds for it ({0} for a call it does not name), and hands
+// f the three verdicts. A name the architecture lacks is left out.
+func eachSample(t *testing.T, agent, bundle, merged *specs.LinuxSeccomp, names []string, samples map[string][][]uint64, f func(name string, args []uint64, merged, agent, bundle uint32)) {
+	t.Helper()
+	a, b, m := newFilterVM(t, agent), newFilterVM(t, bundle), newFilterVM(t, merged)
+	abi := abis[platforms[runtime.GOARCH].arch]
+	for _, name := range names {
+		n, ok := nr(t, abi, name)
+		if !ok {
+			continue
+		}
+		list := samples[name]
+		if list == nil {
+			list = [][]uint64{{0}}
+		}
+		for _, av := range list {
+			f(name, av, m.eval(abi, n, av...), a.eval(abi, n, av...), b.eval(abi, n, av...))
+		}
+	}
 }

@@ -40,13 +40,22 @@ func TestLeastMasked(t *testing.T) {
 // TestIntersect checks, with the compiled filters run in a BPF VM, that
 // the merged profile refuses a call exactly when the agent profile or
 // the bundle's refuses it, and that what one filter cannot hold is an
-// error.
+// error; with the agent profile alone and as the OCI runtime asks for it
+// (socketpair allowed, refusals notified to the monitor, which answers
+// EPERM).
 func TestIntersect(t *testing.T) {
 	native := platforms[runtime.GOARCH].arch
 	if native == "" {
 		t.Skipf("no agent profile for %s", runtime.GOARCH)
 	}
-	agent := mustProfile(t, Options{KernelVersion: "6.18.0"})
+	agents := []struct {
+		name     string
+		profile  *specs.LinuxSeccomp
+		notifies bool
+	}{
+		{"agent", mustProfile(t, Options{KernelVersion: "6.18.0"}), false},
+		{"container", mustProfile(t, Options{KernelVersion: "6.18.0", AllowSocketpair: true, Notify: true}), true},
+	}
 	moby, err := loadMobyDefault()
 	if err != nil {
 		t.Fatal(err)
@@ -137,35 +146,42 @@ func TestIntersect(t *testing.T) {
 		}), true},
 		{"another architecture only", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Architectures: []specs.Arch{specs.ArchS390X}}, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			merged, err := Intersect(agent, tc.bundle)
-			if tc.wantErr {
-				if !errors.Is(err, ErrUnmergeable) {
-					t.Fatalf("Intersect: %v, want %v", err, ErrUnmergeable)
+		for _, ag := range agents {
+			agent := ag.profile
+			t.Run(ag.name+"/"+tc.name, func(t *testing.T) {
+				merged, err := Intersect(agent, tc.bundle)
+				if tc.wantErr {
+					if !errors.Is(err, ErrUnmergeable) {
+						t.Fatalf("Intersect: %v, want %v", err, ErrUnmergeable)
+					}
+					return
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Check(merged); err != nil {
-				t.Fatalf("merged profile does not load: %v", err)
-			}
-			args := map[string][][]uint64{
-				"socket":      {{1}, {2}, {10}, {16}, {38}, {39}, {40}, {41}, {1<<32 | 2}, {1<<32 | 1}},
-				"socketpair":  {{1}, {2}},
-				"personality": {{0}, {1}, {8}, {0x20000}, {0xffffffff}},
-				"ioctl":       {{0, 0x5412}, {0, 0x5413}, {0, 1<<32 | 0x5412}},
-				"clone":       {{0}, {0x10000000}, {0x00020000}, {0x01200011}},
-			}
-			names := []string{"getpid", "read", "mkdir", "mkdirat", "chmod", "fchmodat", "socket", "socketpair",
-				"personality", "ioctl", "clone", "clone3", "ptrace", "mount", "unshare", "bpf", "io_uring_setup", "keyctl"}
-			eachSample(t, agent, tc.bundle, merged, names, args, func(name string, av []uint64, m, a, b uint32) {
-				if want := stricter(a, b); m != want {
-					t.Errorf("%s%#x: merged %#x, want %#x (agent %#x, bundle %#x)", name, av, m, want, a, b)
+				if err != nil {
+					t.Fatal(err)
 				}
+				if err := Check(merged); err != nil {
+					t.Fatalf("merged profile does not load: %v", err)
+				}
+				args := map[string][][]uint64{
+					"socket":      {{1}, {2}, {10}, {16}, {38}, {39}, {40}, {41}, {1<<32 | 2}, {1<<32 | 1}},
+					"socketpair":  {{1}, {2}},
+					"personality": {{0}, {1}, {8}, {0x20000}, {0xffffffff}},
+					"ioctl":       {{0, 0x5412}, {0, 0x5413}, {0, 1<<32 | 0x5412}},
+					"clone":       {{0}, {0x10000000}, {0x00020000}, {0x01200011}},
+				}
+				names := []string{"getpid", "read", "mkdir", "mkdirat", "chmod", "fchmodat", "socket", "socketpair",
+					"personality", "ioctl", "clone", "clone3", "ptrace", "mount", "unshare", "bpf", "io_uring_setup", "keyctl"}
+				eachSample(t, agent, tc.bundle, merged, names, args, func(name string, av []uint64, m, a, b uint32) {
+					got := m
+					if ag.notifies {
+						got = normVerdict(m) // the monitor answers EPERM
+					}
+					if want := stricter(a, b); got != want {
+						t.Errorf("%s%#x: merged %#x, want %#x (agent %#x, bundle %#x)", name, av, m, want, a, b)
+					}
+				})
 			})
-		})
+		}
 	}
 }
 

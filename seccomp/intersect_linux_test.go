@@ -208,7 +208,8 @@ func normVerdict(v uint32) uint32 {
 	return v
 }
 
-// FuzzIntersect builds bundle profiles from the input and checks that
+// FuzzIntersect builds bundle profiles from the input and checks, for the
+// agent profile alone and as the OCI runtime asks for it, that
 // Intersect either says it cannot merge them or returns a profile that
 // loads and, run in a BPF VM, refuses every sampled call that the agent
 // profile or the bundle's refuses. (How: a call outside the arguments a
@@ -222,7 +223,11 @@ func FuzzIntersect(f *testing.F) {
 	if native == "" {
 		f.Skipf("no agent profile for %s", runtime.GOARCH)
 	}
-	agent := mustProfile(f, Options{KernelVersion: "6.18.0"})
+	// the agent profile alone, and as the OCI runtime asks for it
+	agents := []*specs.LinuxSeccomp{
+		mustProfile(f, Options{KernelVersion: "6.18.0"}),
+		mustProfile(f, Options{KernelVersion: "6.18.0", AllowSocketpair: true, Notify: true}),
+	}
 	names := []string{"getpid", "mkdirat", "socket", "personality", "ioctl", "clone", "read", "fchmodat"}
 	actions := []specs.LinuxSeccompAction{specs.ActAllow, specs.ActErrno, specs.ActKillProcess, specs.ActLog, specs.ActTrap, specs.ActNotify}
 	ops := []specs.LinuxSeccompOperator{specs.OpEqualTo, specs.OpNotEqual, specs.OpLessThan, specs.OpLessEqual, specs.OpGreaterThan, specs.OpGreaterEqual, specs.OpMaskedEqual}
@@ -257,21 +262,23 @@ func FuzzIntersect(f *testing.F) {
 		if Check(bundle) != nil {
 			t.Skip("the bundle's profile does not load by itself")
 		}
-		merged, err := Intersect(agent, bundle)
-		if err != nil {
-			if !errors.Is(err, ErrUnmergeable) {
-				t.Fatalf("Intersect: %v", err)
+		for _, agent := range agents {
+			merged, err := Intersect(agent, bundle)
+			if err != nil {
+				if !errors.Is(err, ErrUnmergeable) {
+					t.Fatalf("Intersect: %v", err)
+				}
+				continue
 			}
-			return
-		}
-		if err := Check(merged); err != nil {
-			t.Fatalf("merged profile does not load: %v\nbundle: %+v", err, bundle)
-		}
-		eachSample(t, agent, bundle, merged, names, samples, func(name string, av []uint64, m, a, b uint32) {
-			if want := stricter(a, b); normVerdict(m) == retAllow && want != retAllow {
-				t.Fatalf("%s%#x: merged allows, stacked %#x\nbundle: %+v", name, av, want, bundle)
+			if err := Check(merged); err != nil {
+				t.Fatalf("merged profile does not load: %v\nbundle: %+v", err, bundle)
 			}
-		})
+			eachSample(t, agent, bundle, merged, names, samples, func(name string, av []uint64, m, a, b uint32) {
+				if want := stricter(a, b); normVerdict(m) == retAllow && want != retAllow {
+					t.Fatalf("%s%#x: merged allows, stacked %#x\nbundle: %+v", name, av, want, bundle)
+				}
+			})
+		}
 	})
 }
 

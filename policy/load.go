@@ -105,6 +105,23 @@ type inputs struct {
 	claudeDir string
 }
 
+// managedDropIns are the files of Claude Code's drop-in directory dir:
+// every *.json file beside the managed file, read after it, in
+// alphabetical order (a later file's scalar wins), hidden files ignored.
+func managedDropIns(fsys fs.FS, dir, base string) ([]candidate, error) {
+	entries, err := fs.ReadDir(fsys, strings.TrimPrefix(filepath.Clean(dir), "/"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, &SettingsError{File: dir, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
+	}
+	var out []candidate
+	for _, e := range entries {
+		if name := e.Name(); !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".json") {
+			out = append(out, candidate{filepath.Join(dir, name), ScopeManaged, formatClaude, base})
+		}
+	}
+	return out, nil
+}
+
 // fsys is the file system the settings are read from: FS, or the host's.
 func (o LoadOptions) fsys() fs.FS {
 	if o.FS == nil {
@@ -171,19 +188,11 @@ func discover(o LoadOptions) (*inputs, error) {
 		if filepath.Base(f) != "managed-settings.json" {
 			continue
 		}
-		// Claude Code's drop-in directory: every *.json file beside the
-		// managed file, after it, in alphabetical order (a later file's
-		// scalar wins), hidden files ignored.
-		dir := filepath.Join(filepath.Dir(f), "managed-settings.d")
-		entries, err := fs.ReadDir(fsys, strings.TrimPrefix(filepath.Clean(dir), "/"))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, &SettingsError{File: dir, Msg: fmt.Sprintf("cannot read: %v", unwrapPathError(err))}
+		dropIns, err := managedDropIns(fsys, filepath.Join(filepath.Dir(f), "managed-settings.d"), base)
+		if err != nil {
+			return nil, err
 		}
-		for _, e := range entries {
-			if name := e.Name(); !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".json") {
-				cands = append(cands, candidate{filepath.Join(dir, name), ScopeManaged, formatClaude, base})
-			}
-		}
+		cands = append(cands, dropIns...)
 	}
 	if o.NoDiscovery {
 		cands = slices.DeleteFunc(cands, func(c candidate) bool { return c.scope != ScopeFlag })

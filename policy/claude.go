@@ -209,11 +209,6 @@ func (in *ClaudeHookInput) member(key string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// Known reports whether cordon judges the tool (Bash, the file tools,
-// WebFetch); other tools are decided by cordon's rules for them alone, or
-// left to Claude Code.
-func (in *ClaudeHookInput) Known() bool { return kindOf(in.ToolName) != kindOther }
-
 // Request turns the hook input into a Request under the session's mode
 // (permission_mode), with its tool_input verbatim for the pre-decision
 // hook. cwd is where Claude Code runs (the input's, when it gives one).
@@ -306,7 +301,7 @@ func (in *ClaudeHookInput) Request(cwd string) (Request, error) {
 // session's mode is not the policy's: the sandbox follows the mode (plan
 // makes the workspace read-only).
 func (p *Policy) AnswerClaude(ctx context.Context, in *ClaudeHookInput, cwd, mode string, rc RunCommand) (*ClaudeHookOutput, error) {
-	if !in.Known() && !validToolName(in.ToolName) {
+	if !validToolName(in.ToolName) {
 		return nil, nil // no rule can name it: Claude Code's own rules decide
 	}
 	req, err := in.Request(cwd)

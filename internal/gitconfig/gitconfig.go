@@ -72,9 +72,9 @@ func Entries(data []byte) []Entry {
 	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "[") {
-			section, _, _ = strings.Cut(strings.TrimPrefix(line, "["), "]")
+			// git reads a key on the header's line too: "[core] hooksPath = x"
+			section, line = header(line)
 			section = strings.ToLower(strings.TrimSpace(section))
-			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
@@ -83,6 +83,24 @@ func Entries(data []byte) []Entry {
 		out = append(out, Entry{section, strings.ToLower(strings.TrimSpace(k)), value(v)})
 	}
 	return out
+}
+
+// header splits a line that opens a section into the section's name
+// (what lies between "[" and the "]" that is not inside a quoted
+// subsection) and the rest of the line.
+func header(line string) (section, rest string) {
+	quoted := false
+	for i := 1; i < len(line); i++ {
+		switch c := line[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == ']':
+			return line[1:i], strings.TrimSpace(line[i+1:])
+		}
+	}
+	return line[1:], ""
 }
 
 // value reads a value as git does: double quotes anywhere keep what they

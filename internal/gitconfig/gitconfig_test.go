@@ -36,3 +36,18 @@ func TestValue(t *testing.T) {
 		}
 	}
 }
+
+// TestEntriesAfterSection: git reads a key written on the line of its
+// section's header ("[core] hooksPath = x"), and a "]" inside a quoted
+// subsection does not end the header.
+func TestEntriesAfterSection(t *testing.T) {
+	got := Entries([]byte("[core] hooksPath = /evil\n[includeIf \"gitdir:/a]b/\"] path = inc.cfg\n[user]\n\tname = x\n"))
+	want := []Entry{
+		{"core", "hookspath", "/evil"},
+		{`includeif "gitdir:/a]b/"`, "path", "inc.cfg"},
+		{"user", "name", "x"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Entries (-want +got):\n%s", diff)
+	}
+}

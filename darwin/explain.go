@@ -219,7 +219,7 @@ func (e *Explainer) leadsToProtected(p string) bool {
 	}
 	prefix := strings.TrimSuffix(p, "/") + "/"
 	for _, pt := range all {
-		static := pattern{segs: pt.segs[:pt.static()]}.String()
+		static := pt.staticPath()
 		if strings.HasPrefix(static, prefix) {
 			return true
 		}

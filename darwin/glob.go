@@ -181,6 +181,9 @@ func (pt pattern) static() int {
 	return len(pt.segs)
 }
 
+// staticPath is the path of pt's leading names, up to its first glob.
+func (pt pattern) staticPath() string { return pattern{segs: pt.segs[:pt.static()]}.String() }
+
 // rebase replaces the first n components (names) of pt by the path dir.
 func (pt pattern) rebase(n int, dir string) pattern {
 	return literalPattern(dir).join(pattern{segs: pt.segs[n:]})
@@ -268,7 +271,7 @@ var firmlinked = []string{"/Users", "/Applications", "/Library", "/Volumes", "/o
 
 // onDataVolume reports whether pt's static part lies below a firmlink.
 func (pt pattern) onDataVolume() bool {
-	static := pattern{segs: pt.segs[:pt.static()]}.String()
+	static := pt.staticPath()
 	for _, f := range firmlinked {
 		if paths.Under(static, f) {
 			return true

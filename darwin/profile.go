@@ -418,7 +418,7 @@ func (c *compiler) repository(dir string, inGitDir []string) (redirects []string
 // or git directory that holds it. Outside them, it is read-only anyway.
 func (c *compiler) protectIn(pts []pattern) {
 	for _, pt := range pts {
-		static := pattern{segs: pt.segs[:pt.static()]}.String()
+		static := pt.staticPath()
 		for i := range c.roots {
 			root, ok := c.roots[i].pat.literal()
 			if !ok || !paths.Below(static, root) {

@@ -95,8 +95,9 @@ func TestCheckFile(t *testing.T) {
 }
 
 // TestAllowGitConfig: allowGitConfig opens .git/config to the file tools
-// as to the sandbox (no longer denied; asked, as Claude Code asks before
-// any write in .git, but in bypassPermissions); the hooks stay protected.
+// as to the sandbox (not denied, as it is without the setting; asked, as
+// Claude Code asks before any write in .git, but in bypassPermissions);
+// the hooks stay protected.
 func TestAllowGitConfig(t *testing.T) {
 	f := newFixture(t)
 	p := f.load(t, "gitconfig", `{"sandbox": {"filesystem": {"allowGitConfig": true}}, "permissions": {"defaultMode": "acceptEdits"}}`)

@@ -191,6 +191,8 @@ func verdictFor(p *specs.LinuxSeccomp, name string) (verdict, error) {
 		return verdict{kind: allowedAll}, nil // allowed outright anyway
 	case refuses && !allows && (len(plain) > 0 || allowing(p.DefaultAction)):
 		return verdict{kind: refusedIf, rules: cond}, nil
+	case !allows:
+		return verdict{}, fmt.Errorf("%w: the bundle's profile refuses %s by default, and some of its arguments with another action", ErrUnmergeable, name)
 	}
 	return verdict{}, fmt.Errorf("%w: the bundle's profile both allows and refuses arguments of %s", ErrUnmergeable, name)
 }

@@ -144,6 +144,11 @@ func TestIntersect(t *testing.T) {
 			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"ioctl"}, Action: specs.ActAllow,
 				Args: append(append(eq(0, 0), eq(0, 1)...), eq(1, 0x5413)...)})
 		}), true},
+		{"refuse by default, kill getpid(1)", &specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Syscalls: []specs.LinuxSyscall{
+			// every getpid is refused, how depending on its argument:
+			// Intersect does not merge that, and says why
+			{Names: []string{"getpid"}, Action: specs.ActKillProcess, Args: eq(0, 1)},
+		}}, true},
 		{"another architecture only", &specs.LinuxSeccomp{DefaultAction: specs.ActAllow, Architectures: []specs.Arch{specs.ArchS390X}}, true},
 	} {
 		for _, ag := range agents {

@@ -69,8 +69,9 @@ type Entry struct {
 func Entries(data []byte) []Entry {
 	var out []Entry
 	section := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
 		if strings.HasPrefix(line, "[") {
 			// git reads a key on the header's line too: "[core] hooksPath = x"
 			section, line = header(line)
@@ -80,9 +81,32 @@ func Entries(data []byte) []Entry {
 		if !ok {
 			continue
 		}
+		for continues(v) && i+1 < len(lines) {
+			i++
+			v += "\n" + strings.TrimSuffix(lines[i], "\r")
+		}
 		out = append(out, Entry{section, strings.ToLower(strings.TrimSpace(k)), value(v)})
 	}
 	return out
+}
+
+// continues reports whether a value goes on on the next line: its line
+// ends with a backslash that escapes nothing, outside a comment.
+func continues(v string) bool {
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\' && i == len(v)-1:
+			return true
+		case c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && (c == ';' || c == '#'):
+			return false
+		}
+	}
+	return false
 }
 
 // header splits a line that opens a section into the section's name
@@ -105,7 +129,8 @@ func header(line string) (section, rest string) {
 
 // value reads a value as git does: double quotes anywhere keep what they
 // hold (comment characters and spaces included), a backslash escapes the
-// next character, and outside quotes ";" or "#" starts a comment:
+// next character (before a newline, it joins the lines), and outside
+// quotes ";" or "#" starts a comment:
 // `".husky/_" # husky` is .husky/_.
 func value(v string) string {
 	v = strings.TrimLeft(v, " \t")
@@ -118,6 +143,8 @@ func value(v string) string {
 		case c == '\\' && i+1 < len(v):
 			i++
 			switch v[i] {
+			case '\n':
+				// a line continued on the next one
 			case 'n':
 				b.WriteByte('\n')
 			case 't':

@@ -51,3 +51,21 @@ func TestEntriesAfterSection(t *testing.T) {
 		t.Errorf("Entries (-want +got):\n%s", diff)
 	}
 }
+
+// TestEntriesContinuation: a backslash that ends a value's line continues
+// the value on the next line, in quotes or not, but not in a comment (as
+// git config --list reads them).
+func TestEntriesContinuation(t *testing.T) {
+	got := Entries([]byte("[core]\n\thooksPath = .hoo\\\n  ks\n\tsshCommand = \".ss\\\nh\"\n\teditor = vi ; c \\\n\tbare = false\n\tpager = a\\\\\n\tabbrev = 7\n"))
+	want := []Entry{
+		{"core", "hookspath", ".hoo  ks"},
+		{"core", "sshcommand", ".ssh"},
+		{"core", "editor", "vi"},
+		{"core", "bare", "false"},
+		{"core", "pager", `a\`},
+		{"core", "abbrev", "7"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Entries (-want +got):\n%s", diff)
+	}
+}

@@ -1,6 +1,7 @@
 package gitconfig
 
 import (
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -68,4 +69,19 @@ func TestEntriesContinuation(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Entries (-want +got):\n%s", diff)
 	}
+}
+
+// FuzzEntries: any file is read without a panic, sections and keys
+// lowercased.
+func FuzzEntries(f *testing.F) {
+	f.Add("[core]\n\thooksPath = \".husky/_\" # husky\n")
+	f.Add("[core] hooksPath = .hoo\\\n  ks\n[includeIf \"gitdir:/a]b/\"] path = x\n")
+	f.Add("[\n=\\")
+	f.Fuzz(func(t *testing.T, data string) {
+		for _, e := range Entries([]byte(data)) {
+			if e.Section != strings.ToLower(e.Section) || e.Key != strings.ToLower(e.Key) {
+				t.Fatalf("%+v: not lowercased", e)
+			}
+		}
+	})
 }

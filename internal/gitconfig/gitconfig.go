@@ -150,7 +150,7 @@ func value(v string) string {
 			case 't':
 				b.WriteByte('\t')
 			case 'b':
-				// git drops the character before; rare enough to keep
+				b.WriteByte('\b')
 			default:
 				b.WriteByte(v[i])
 			}

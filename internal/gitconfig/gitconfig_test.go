@@ -31,6 +31,7 @@ func TestValue(t *testing.T) {
 		` hooks\#1`:                    "hooks#1",
 		` /x/y	`:                       "/x/y",
 		` "unterminated # not comment`: "unterminated # not comment",
+		` hooks\bx`:                    "hooks\bx", // a backspace, as git writes it
 	} {
 		if got := value(in); got != want {
 			t.Errorf("value(%q) = %q, want %q", in, got, want)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,8 +25,14 @@ import (
 //
 // It does nothing when /proc/self/auxv gives no AT_PHDR and AT_PHNUM, or
 // when the program headers /proc/self/exe holds do not describe this
-// process as expected.
+// process as expected; nor under a tracer (strace too): a debugger's
+// breakpoints are written into private copies of the code pages, which
+// MADV_DONTNEED would drop. (A uprobe's copy is dropped all the same:
+// nothing here sees one.)
 func unmapInitCode() {
+	if traced() {
+		return
+	}
 	phdr, phnum := auxPhdr()
 	if phdr == 0 || phnum == 0 || phnum > 64 {
 		return
@@ -104,6 +111,20 @@ func unmapInitCode() {
 			_, _, _ = unix.Syscall(unix.SYS_MADVISE, uintptr(lo), uintptr(hi-lo), unix.MADV_DONTNEED)
 		}
 	}
+}
+
+// traced reports whether /proc/self/status names a tracer.
+func traced() bool {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(data)) {
+		if pid, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			return strings.TrimSpace(pid) != "0"
+		}
+	}
+	return false
 }
 
 // The auxiliary vector's keys for the program headers (elf.h).

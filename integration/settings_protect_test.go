@@ -593,5 +593,8 @@ func TestSettingsHostRunScripts(t *testing.T) {
 				t.Errorf("%s is now %q", s, got)
 			}
 		}
+		if got := readFile(filepath.Join(b.home, "bin", "key.sh")); got != "original\n" {
+			t.Errorf("~/bin/key.sh is now %q", got)
+		}
 	})
 }

@@ -394,5 +394,6 @@ func (e *Explainer) deniedBy(pts []pattern, p string) bool {
 func (e *Explainer) nestedMatch(n nested, p string) bool {
 	k := fmt.Sprintf("nested %v %s %v", n.base.key(), n.rel, n.pin)
 	re := e.compiled(k, func() (string, error) { return nestedRegex(n, !n.pin) })
-	return re != nil && re.MatchString(p) && !strings.Contains(p, "/node_modules/")
+	except := e.compiled("node_modules "+n.base.key(), func() (string, error) { return nodeModulesRegex(n) })
+	return re != nil && re.MatchString(p) && (except == nil || !except.MatchString(p))
 }

@@ -262,3 +262,25 @@ func TestSplitHostPort(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainNestedUnderNodeModules: a workspace that lies in a
+// node_modules directory keeps its nested settings protected, as the
+// profile keeps them, and the explainer says so: only a node_modules
+// inside the workspace is left out.
+func TestExplainNestedUnderNodeModules(t *testing.T) {
+	w := home + "/node_modules/proj"
+	p, r, rules := profileCase{policy: func(p *policy.Policy) { p.Workspace = w }, req: func(r *Request) { r.Cwd = w }}.compiledRules(t)
+	target := w + "/pkg/.claude/settings.json"
+	if allowed, _ := decide(rules, "file-write-create", object{path: target}); allowed {
+		t.Fatalf("the profile allows writing %s", target)
+	}
+	e, err := NewExplainer(p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.Explain(Violation{Operation: "file-write-create", Target: target})
+	want := Refusal{Kind: KindWrite, Operation: "file-write-create", Path: target, Reason: reasonProtected}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -383,12 +383,22 @@ func (c *compiler) nestedFilter(n nested, subtree bool) string {
 	if err != nil {
 		c.b.fail(err)
 	}
-	except, err := n.base.regex(false)
+	except, err := nodeModulesRegex(n)
 	if err != nil {
 		c.b.fail(err)
 	}
-	except = strings.TrimSuffix(except, "$") + strings.Repeat("(/[^/]+)?", nestedDepth-1) + "/node_modules(/.*)?$"
 	return all(c.b.filter("regex", re), "(require-not "+c.b.filter("regex", except)+")")
+}
+
+// nodeModulesRegex matches the node_modules directories, and what is
+// below them, where n's names are not protected: in n's base and down to
+// nestedDepth below it.
+func nodeModulesRegex(n nested) (string, error) {
+	re, err := n.base.regex(false)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(re, "$") + strings.Repeat("(/[^/]+)?", nestedDepth-1) + "/node_modules(/.*)?$", nil
 }
 
 // repository adds what the repository whose working tree is dir needs:

@@ -259,17 +259,7 @@ func (c *compiler) collect() {
 	// writable root over the home must not reach git's, the shells' or the
 	// agents' own configuration, nor any settings file cordon reads.
 	var own []pattern
-	for _, h := range policy.ProtectedInHome {
-		own = append(own, c.spell(literalPattern(path.Join(c.home, h)))...)
-		// the same in Claude Code's configuration elsewhere
-		// ($CLAUDE_CONFIG_DIR)
-		if in, ok := strings.CutPrefix(h, ".claude/"); ok && c.p.ClaudeDir != "" && c.p.ClaudeDir != path.Join(c.p.Home, ".claude") {
-			own = append(own, c.spell(literalPattern(path.Join(c.p.ClaudeDir, in)))...)
-		}
-	}
-	// the settings files, cordon's binary and the scripts Claude Code
-	// runs on the host by itself (policy.HostRun)
-	for _, f := range append(append(slices.Clone(c.p.SettingsFiles), c.p.HostRun...), c.r.Executable) {
+	for _, f := range append(c.p.OwnPaths(c.home), c.r.Executable) {
 		if path.IsAbs(f) {
 			own = append(own, c.spell(literalPattern(path.Clean(f)))...)
 		}

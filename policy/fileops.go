@@ -287,16 +287,12 @@ func (p *Policy) readOnly(name string, roots []string) string {
 			}
 		}
 	}
-	if p.Home != "" {
-		for _, rel := range ProtectedInHome {
-			if covers(EscapePattern(p.Home)+"/"+rel, name) {
+	for _, f := range p.OwnPaths(p.Home) {
+		if paths.Under(name, f) {
+			if rel, ok := strings.CutPrefix(f, p.Home+"/"); ok && p.Home != "" {
 				return "the always-protected ~/" + rel
 			}
-		}
-	}
-	for _, f := range p.SettingsFiles {
-		if name == f {
-			return "the always-protected settings files"
+			return "the always-protected " + f
 		}
 	}
 	return ""

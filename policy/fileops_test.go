@@ -107,3 +107,24 @@ func TestAllowGitConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyOwnPaths: a file tool's write is refused on the caller's own
+// files wherever they lie, as the sandbox's mounts refuse it (OwnPaths):
+// the home's protected configuration, the same below $CLAUDE_CONFIG_DIR,
+// the settings files and the scripts Claude Code runs on the host.
+func TestReadOnlyOwnPaths(t *testing.T) {
+	p := &Policy{Home: "/h", ClaudeDir: "/w/.cc", SettingsFiles: []string{"/w/.cordon/settings.json"}, HostRun: []string{"/w/scripts/fmt.sh"}}
+	for _, tc := range []struct{ name, want string }{
+		{"/h/.bashrc", "the always-protected ~/.bashrc"},
+		{"/h/.claude/hooks/x.sh", "the always-protected ~/.claude/hooks"},
+		{"/w/.cc/commands/deploy.md", "the always-protected /w/.cc/commands"},
+		{"/w/.cordon/settings.json", "the always-protected /w/.cordon/settings.json"},
+		{"/w/scripts/fmt.sh", "the always-protected /w/scripts/fmt.sh"},
+		{"/w/scripts/other.sh", ""},
+		{"/h/notes.txt", ""},
+	} {
+		if got := p.readOnly(tc.name, nil); got != tc.want {
+			t.Errorf("readOnly(%s) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

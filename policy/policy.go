@@ -311,6 +311,25 @@ var ProtectedInHome = []string{
 	".cargo/config.toml", ".cargo/config", ".yarnrc.yml", ".yarnrc",
 }
 
+// OwnPaths are the caller's own files that stay read-only wherever a
+// writable root covers them, as absolute paths: ProtectedInHome below home
+// (its .claude entries also below Claude Code's directory when
+// $CLAUDE_CONFIG_DIR puts it elsewhere), the settings files, and the
+// scripts Claude Code runs on the host (HostRun). home is the home as the
+// caller spells it (darwin canonicalises it).
+func (p *Policy) OwnPaths(home string) []string {
+	var own []string
+	claudeElsewhere := p.ClaudeDir != "" && p.ClaudeDir != path.Join(p.Home, ".claude")
+	for _, rel := range ProtectedInHome {
+		own = append(own, path.Join(home, rel))
+		if in, ok := strings.CutPrefix(rel, ".claude/"); ok && claudeElsewhere {
+			own = append(own, path.Join(p.ClaudeDir, in))
+		}
+	}
+	own = append(own, p.SettingsFiles...)
+	return append(own, p.HostRun...)
+}
+
 func prefixed(prefix string, names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {

@@ -341,20 +341,11 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 // the settings files and the scripts Claude Code runs on the host by
 // itself (policy.HostRun).
 func ownPaths(p *policy.Policy, req Request) []string {
-	var own []string
-	for _, rel := range policy.ProtectedInHome {
-		own = append(own, path.Join(p.Home, rel))
-		// the same in Claude Code's configuration elsewhere
-		// ($CLAUDE_CONFIG_DIR): its settings, hooks, commands, ...
-		if in, ok := strings.CutPrefix(rel, ".claude/"); ok && p.ClaudeDir != "" && p.ClaudeDir != path.Join(p.Home, ".claude") {
-			own = append(own, path.Join(p.ClaudeDir, in))
-		}
-	}
+	own := p.OwnPaths(p.Home)
 	if h := req.Host.Executable; h != "" {
 		own = append(own, h)
 	}
-	own = append(own, p.SettingsFiles...)
-	return append(own, p.HostRun...)
+	return own
 }
 
 // withTargets returns paths and, after them, where those that are

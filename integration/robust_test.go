@@ -415,6 +415,18 @@ func TestStateUnwritable(t *testing.T) {
 	})
 }
 
+// wantRefused fails t unless r exited 125 with one line on stderr holding
+// want, and the command, which touches ran in the workspace, did not run.
+func wantRefused(t *testing.T, b *box, r result, want, what string) {
+	t.Helper()
+	if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], want) {
+		t.Errorf("%s: want 125 and one line holding %q:\n%s", what, want, r)
+	}
+	if exists(filepath.Join(b.ws, "ran")) {
+		t.Errorf("%s: the command ran", what)
+	}
+}
+
 // TestRefusedWithOneLine: where cordon cannot make the sandbox asked for,
 // nothing runs, and it says why in one line with exit 125: inside another
 // cordon sandbox (whose seccomp filter refuses namespaces), under an
@@ -428,12 +440,7 @@ func TestRefusedWithOneLine(t *testing.T) {
 			t.Parallel()
 			b := newBox(t, c)
 			r := b.run("/.cordon/cordon", "run", "--", "touch", "ran")
-			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "seccomp filter of the cordon sandbox") {
-				t.Errorf("cordon run inside cordon run: want 125 and one line naming the outer sandbox's filter:\n%s", r)
-			}
-			if exists(filepath.Join(b.ws, "ran")) {
-				t.Error("the command ran")
-			}
+			wantRefused(t, b, r, "seccomp filter of the cordon sandbox", "cordon run inside cordon run")
 		})
 		t.Run("address space too small", func(t *testing.T) {
 			t.Parallel()
@@ -441,12 +448,7 @@ func TestRefusedWithOneLine(t *testing.T) {
 			b := newBox(t, c)
 			// Go's runtime would abort with a page of output and exit 2.
 			r := b.runSpec(runSpec{via: []string{toolPath("prlimit"), "--as=268435456", "--"}, args: []string{"touch", filepath.Join(b.ws, "ran")}})
-			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "RLIMIT_AS") {
-				t.Errorf("under RLIMIT_AS=256M: want 125 and one line naming RLIMIT_AS:\n%s", r)
-			}
-			if exists(filepath.Join(b.ws, "ran")) {
-				t.Error("the command ran")
-			}
+			wantRefused(t, b, r, "RLIMIT_AS", "under RLIMIT_AS=256M")
 		})
 		t.Run("no thread left", func(t *testing.T) {
 			t.Parallel()
@@ -477,12 +479,7 @@ func TestRefusedWithOneLine(t *testing.T) {
 			const other = 4242
 			must(t, os.Chown(p, other, other))
 			r := b.run("touch", "ran")
-			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "owned by uid 4242") {
-				t.Errorf("a user settings file of uid %d: want 125 and one line naming its owner:\n%s", other, r)
-			}
-			if exists(filepath.Join(b.ws, "ran")) {
-				t.Error("the command ran")
-			}
+			wantRefused(t, b, r, "owned by uid 4242", fmt.Sprintf("a user settings file of uid %d", other))
 			must(t, os.Chown(p, c.uid, c.gid))
 			if r := b.run("touch", "ran"); r.code != 0 {
 				t.Errorf("the caller's own settings file: %s", r)
@@ -496,12 +493,7 @@ func TestRefusedWithOneLine(t *testing.T) {
 			b.chown()
 			// The directory goes while the shell is in it.
 			r := b.runSpec(runSpec{dir: gone, via: []string{"/bin/sh", "-c", `rmdir "$PWD" && exec "$0" "$@"`}, args: []string{"touch", filepath.Join(b.ws, "ran")}})
-			if errs := errLines(r.stderr); r.code != 125 || len(errs) != 1 || !strings.Contains(errs[0], "working directory") {
-				t.Errorf("from a removed directory: want 125 and one line about the working directory:\n%s", r)
-			}
-			if exists(filepath.Join(b.ws, "ran")) {
-				t.Error("the command ran")
-			}
+			wantRefused(t, b, r, "working directory", "from a removed directory")
 		})
 	})
 }

@@ -185,18 +185,17 @@ func (req Request) kind() toolKind {
 	return kindOf(req.Tool)
 }
 
+// toolKinds are the tools cordon judges by what they touch (besides
+// Monitor and LSP, judged by their input; see Request.kind).
+var toolKinds = map[string]toolKind{
+	"Bash": kindBash,
+	"Read": kindRead, "Glob": kindRead, "Grep": kindRead, "LS": kindRead, "NotebookRead": kindRead,
+	"Edit": kindWrite, "Write": kindWrite, "MultiEdit": kindWrite, "NotebookEdit": kindWrite,
+	"WebFetch": kindWeb,
+}
+
 func kindOf(tool string) toolKind {
-	switch tool {
-	case "Bash":
-		return kindBash
-	case "Read", "Glob", "Grep", "LS", "NotebookRead":
-		return kindRead
-	case "Edit", "Write", "MultiEdit", "NotebookEdit":
-		return kindWrite
-	case "WebFetch":
-		return kindWeb
-	}
-	return kindOther
+	return toolKinds[tool] // kindOther when not there
 }
 
 // analysis is what a request is, before any decision: what it needs, which

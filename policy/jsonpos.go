@@ -29,19 +29,22 @@ func (k kind) String() string {
 	return [...]string{"null", "boolean", "number", "string", "array", "object"}[k]
 }
 
-// node is a parsed JSON value with the position of its first character.
+// node is a parsed JSON value with the position of its first character,
+// and the byte offsets of its text: data[off:end].
 type node struct {
-	kind    kind
-	pos     Pos
-	boolean bool
-	text    string // string value, or the number as written
-	items   []*node
-	members []member
+	kind     kind
+	pos      Pos
+	off, end int
+	boolean  bool
+	text     string // string value, or the number as written
+	items    []*node
+	members  []member
 }
 
 type member struct {
 	key    string
 	keyPos Pos
+	keyOff int // the byte offset of the key's opening quote
 	value  *node
 }
 
@@ -112,6 +115,15 @@ func (p *jsonParser) advance(n int) {
 	}
 }
 
+// expected is the error of an unexpected character where want was
+// expected; a comment gets its own message (settings are strict JSON).
+func (p *jsonParser) expected(want string) error {
+	if p.off < len(p.data) && p.data[p.off] == '/' {
+		return p.errorf("comments are not allowed in JSON")
+	}
+	return p.errorf("unexpected %s, expected %s", p.describe(), want)
+}
+
 func (p *jsonParser) space() {
 	for p.off < len(p.data) {
 		switch p.data[p.off] {
@@ -124,6 +136,16 @@ func (p *jsonParser) space() {
 }
 
 func (p *jsonParser) value(depth int) (*node, error) {
+	off := p.off
+	n, err := p.scalarOrNested(depth)
+	if err != nil {
+		return nil, err
+	}
+	n.off, n.end = off, p.off
+	return n, nil
+}
+
+func (p *jsonParser) scalarOrNested(depth int) (*node, error) {
 	if depth > maxDepth {
 		return nil, p.errorf("nested too deeply")
 	}
@@ -176,9 +198,9 @@ func (p *jsonParser) object(depth int) (*node, error) {
 			if p.off < len(p.data) && p.data[p.off] == '}' {
 				return nil, p.errorf("trailing comma before '}'")
 			}
-			return nil, p.errorf("unexpected %s, expected a key in quotes", p.describe())
+			return nil, p.expected("a key in quotes")
 		}
-		keyPos := p.pos()
+		keyPos, keyOff := p.pos(), p.off
 		key, err := p.str()
 		if err != nil {
 			return nil, err
@@ -197,7 +219,7 @@ func (p *jsonParser) object(depth int) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.members = append(n.members, member{key: key, keyPos: keyPos, value: v})
+		n.members = append(n.members, member{key: key, keyPos: keyPos, keyOff: keyOff, value: v})
 		p.space()
 		if p.off < len(p.data) && p.data[p.off] == ',' {
 			p.advance(1)
@@ -207,7 +229,7 @@ func (p *jsonParser) object(depth int) (*node, error) {
 			p.advance(1)
 			return n, nil
 		}
-		return nil, p.errorf("unexpected %s, expected ',' or '}'", p.describe())
+		return nil, p.expected("',' or '}'")
 	}
 }
 
@@ -238,7 +260,7 @@ func (p *jsonParser) array(depth int) (*node, error) {
 			p.advance(1)
 			return n, nil
 		}
-		return nil, p.errorf("unexpected %s, expected ',' or ']'", p.describe())
+		return nil, p.expected("',' or ']'")
 	}
 }
 

@@ -56,6 +56,7 @@ func newApp() *cli.Command {
 			proxyConnectCommand(),
 			checkCommand(),
 			hookCommand(),
+			installCommand(),
 		}, ociCommands()...),
 	}
 	// A usage error is cordon's own failure: one line, no help text.

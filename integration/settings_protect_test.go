@@ -37,6 +37,8 @@ var protectedPaths = []protectedPath{
 	{".claude/settings.local.json", false},
 	{".claude/hooks", true}, {".claude/skills", true},
 	{".cursor", true}, {".gemini", true}, {".zed", true}, {".devcontainer", true}, {".exrc", false}, {".nvim.lua", false}, {".ripgreprc", false},
+	{".envrc", false}, {".npmrc", false}, {".yarnrc", false}, {".yarnrc.yml", false}, {".pypirc", false}, {"pip.conf", false},
+	{".cargo/config.toml", false}, {".cargo/config", false},
 }
 
 // movedLine is what cordon prints for each path it moved aside.

@@ -267,6 +267,13 @@ var ProtectedInWritable = append(prefixed(".git/", ProtectedInGitDir),
 	// and grant tools (allowed-tools); Claude uses them unasked.
 	".claude/skills",
 	".cordon",
+	// Package managers' and direnv's project configuration, which the
+	// tool on the host reads without asking: an .npmrc's script-shell or
+	// a .yarnrc.yml's yarnPath runs at the next install, a .cargo/config's
+	// runner or rustc-wrapper at the next build, pip.conf and .pypirc name
+	// the index to install from and upload to; direnv loads an .envrc
+	// (once allowed) on entering the directory.
+	".envrc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", "pip.conf", ".cargo/config.toml", ".cargo/config",
 )
 
 // ProtectedBelow are paths, relative to every directory below a writable
@@ -282,6 +289,10 @@ var ProtectedBelow = []string{
 	".claude/hooks", ".claude/commands", ".claude/agents", ".claude/skills",
 	".cursor/mcp.json", ".cursor/hooks.json", ".gemini/settings.json", ".zed/settings.json",
 	".devcontainer/devcontainer.json",
+	// Package managers read these from the directory they run in and
+	// every directory above it (pip.conf from a virtual environment's
+	// directory), direnv its .envrc: see ProtectedInWritable.
+	".envrc", ".npmrc", ".yarnrc", ".yarnrc.yml", "pip.conf", ".cargo/config.toml", ".cargo/config",
 }
 
 // ProtectedInHome are paths, relative to the home directory, that stay
@@ -309,6 +320,11 @@ var ProtectedInHome = []string{
 	".tmux.conf", ".direnvrc", ".vimrc", ".emacs", ".ripgreprc",
 	".codex/config.toml", ".gemini/settings.json", ".cursor/mcp.json", ".cursor/hooks.json",
 	".cargo/config.toml", ".cargo/config", ".yarnrc.yml", ".yarnrc",
+	// The package managers' user configuration (install-time commands,
+	// registries; .npmrc and .pypirc are hidden by the default denyRead
+	// too, for their tokens), and direnv's: its allow list says which
+	// .envrc files it loads without asking.
+	".npmrc", ".pypirc", ".config/pip", ".pip", ".envrc", ".config/direnv", ".local/share/direnv",
 }
 
 // OwnPaths are the caller's own files that stay read-only wherever a

@@ -37,6 +37,9 @@ import (
 //	CORDON_IT_ESCAPE=tioclinux              ask stdin's terminal to paste its selection
 //	CORDON_IT_ESCAPE=setuid FILE TEXT       print the ids; append TEXT to FILE
 //	CORDON_IT_ESCAPE=fds                    open /dev/null until it fails; print how many
+//	CORDON_IT_ESCAPE=inotify                make inotify instances, then watches, until it fails; print
+//	                                        how many, then "ready"; hold them
+//	CORDON_IT_ESCAPE=inotify-one            make one inotify instance and one watch
 //	CORDON_IT_ESCAPE=pidfd PID              signal PID through a pidfd
 //	CORDON_IT_ESCAPE=front ADDR SNI HOST PATH  a tunnel to ADDR (through $HTTPS_PROXY's CONNECT
 //	                                        when set), TLS naming SNI (none: plain HTTP), GET PATH for HOST;
@@ -115,6 +118,16 @@ func escHelper(mode string, args []string) int {
 		}
 		fmt.Printf("opened %d\n", n)
 		try("open", err)
+		return 0
+	case mode == "inotify":
+		return escInotify()
+	case mode == "inotify-one":
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		try("inotify_init1", err)
+		if err == nil {
+			_, err = unix.InotifyAddWatch(fd, "/", unix.IN_CREATE)
+			try("inotify_add_watch", err)
+		}
 		return 0
 	case mode == "front" && len(args) == 4:
 		return escFront(args[0], args[1], args[2], args[3])
@@ -559,5 +572,47 @@ func escSetns(pid, file string) int {
 		return 0
 	}
 	fmt.Printf("read %s: got %s\n", file, data)
+	return 0
+}
+
+// escInotify takes every inotify instance, then every watch, the kernel
+// gives this user: watches round-robin over the instances, on files it
+// makes in ./inotify (a watch is one per file and instance). It prints
+// the counts and "ready", then holds them until killed.
+func escInotify() int {
+	var fds []int
+	var err error
+	for len(fds) < 1<<16 {
+		fd, e := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if e != nil {
+			err = e
+			break
+		}
+		fds = append(fds, fd)
+	}
+	fmt.Printf("instances %d (%v)\n", len(fds), err)
+	if len(fds) == 0 {
+		return 1
+	}
+	if err := os.MkdirAll("inotify", 0o755); err != nil {
+		fmt.Println("mkdir:", err)
+		return 1
+	}
+	watches := 0
+	err = nil
+	for i := 0; err == nil && i < 1<<20/len(fds)+1; i++ {
+		name := fmt.Sprintf("inotify/%d", i)
+		if err = os.WriteFile(name, nil, 0o644); err != nil {
+			break
+		}
+		for _, fd := range fds {
+			if _, err = unix.InotifyAddWatch(fd, name, unix.IN_MODIFY); err != nil {
+				break
+			}
+			watches++
+		}
+	}
+	fmt.Printf("watches %d (%v)\nready\n", watches, err)
+	time.Sleep(time.Minute)
 	return 0
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -119,6 +121,9 @@ func hostResponsive(e *escEnv) string {
 
 const exhaustion = "resource exhaustion never runs unguarded"
 
+// inotifyMu keeps the inotify case to one run at a time.
+var inotifyMu sync.Mutex
+
 func resourceCases() []escCase {
 	limits := func(flags ...string) func(e *escEnv) {
 		return func(e *escEnv) { e.flags = append(e.flags, flags...) }
@@ -178,6 +183,28 @@ func resourceCases() []escCase {
 			breach: func(e *escEnv, r result) []string {
 				return sizeOver(r, "size=", 64<<20, "/dev/shm (64M)")
 			}},
+		{cat: catResource, name: "the caller's inotify instances and watches", off: offNever, why: exhaustion,
+			// Per user, across user namespaces: what the sandbox takes is
+			// the caller's editor's and file watchers' on the host.
+			setup: func(e *escEnv) {
+				e.flags = append(e.flags, "--timeout", "20s")
+				// Each sandbox may take half: two at once, the whole.
+				inotifyMu.Lock()
+				e.t.Cleanup(inotifyMu.Unlock)
+			},
+			timeout: 20 * time.Second,
+			script:  `CORDON_IT_ESCAPE=inotify "$HELPER"`,
+			during: func(e *escEnv) {
+				cmd := exec.Command(helperBin)
+				cmd.Env = []string{escHelperEnv + "=inotify-one"}
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: e.b.c.cred}
+				out, _ := cmd.CombinedOutput()
+				if !strings.Contains(string(out), "inotify_init1: ok") || !strings.Contains(string(out), "inotify_add_watch: ok") {
+					e.notes = append(e.notes, "the caller could not watch a file on the host while the attack held its inotify instances and watches: "+strings.TrimSpace(string(out)))
+				}
+				_ = e.cmd.Process.Signal(syscall.SIGTERM)
+			},
+			breach: func(e *escEnv, r result) []string { return e.notes }},
 		{cat: catResource, name: "output flood", off: offNever, why: exhaustion,
 			setup:   limits("--output-limit", "1M", "--timeout", "3s"),
 			timeout: 3 * time.Second, code: intp(124),

@@ -186,7 +186,8 @@ func hostViewFile(view hostView) (*os.File, error) {
 // before libcontainer.Init: in the sandbox's new mount and user
 // namespaces, with the root still the host's and the working directory
 // the sandbox's root (libcontainer starts its init there). Nothing of the
-// sandbox's runs yet.
+// sandbox's runs yet. Then it sets the sandbox's share of the per-user
+// limits (shareUserLimits), which only a sandbox's new user namespace has.
 func bindHostView() error {
 	// Only the init of a new sandbox: the init of a process joining one
 	// (an OCI exec) is in the container's mount namespace already, where
@@ -248,6 +249,7 @@ func bindHostView() error {
 			return fmt.Errorf("host view: make /%s read-only: %w", e.name, err)
 		}
 	}
+	shareUserLimits()
 	return nil
 }
 

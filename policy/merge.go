@@ -125,6 +125,9 @@ func (m *merger) untrusted(l *layer) {
 		// runs the user's later commands: the user's choice, not a
 		// cloned repository's.
 		{"cordon.serve", &l.serve, false},
+		{"cordon.requireFullSandbox", &l.requireFull, true},
+		{"cordon.containerMode", &l.containerMode, false},
+		{"cordon.acceptUnconfined", &l.acceptUnconfined, false},
 	}, untrustedReason)
 	for _, s := range []**setting[string]{&l.mode, &l.defaultMode} {
 		if *s == nil {
@@ -220,6 +223,9 @@ func (m *merger) adminRequired(l *layer, why string) {
 		{"sandbox.network.allowLocalBinding", &l.allowLocalBinding, false},
 		{"sandbox.enableWeakerNestedSandbox", &l.weakerNested, false},
 		{"sandbox.allowNestedUserNamespaces", &l.nestedUserNS, false},
+		{"cordon.requireFullSandbox", &l.requireFull, true},
+		{"cordon.containerMode", &l.containerMode, false},
+		{"cordon.acceptUnconfined", &l.acceptUnconfined, false},
 	}, reason)
 }
 
@@ -414,6 +420,8 @@ func (m *merger) apply(l *layer) {
 		"cordon.allowManagedDomainsOnly": l.managedDomainsOnly, "cordon.allowManagedReadPathsOnly": l.managedReadOnly,
 		"cordon.allowManagedWritePathsOnly": l.managedWriteOnly, "cordon.allowManagedPermissionRulesOnly": l.managedPermissionsOnly,
 		"sandbox.network.strictAllowlist": l.strictAllowlist, "cordon.serve": l.serve,
+		"cordon.requireFullSandbox": l.requireFull, "cordon.containerMode": l.containerMode,
+		"cordon.acceptUnconfined": l.acceptUnconfined,
 	} {
 		if s == nil {
 			continue
@@ -574,6 +582,9 @@ func (m *merger) finish(layers []*layer) {
 	p.Sandbox.AllowNestedUserNamespaces = flag("sandbox.allowNestedUserNamespaces", false)
 	p.Sandbox.AllowSocketpair = flag("cordon.allowSocketpair", true)
 	p.Serve = flag("cordon.serve", false)
+	p.Sandbox.RequireFull = flag("cordon.requireFullSandbox", false)
+	p.Sandbox.ContainerMode = flag("cordon.containerMode", false)
+	p.Sandbox.AcceptUnconfined = flag("cordon.acceptUnconfined", false)
 	p.Sandbox.ExcludedCommands = values("sandbox.excludedCommands")
 	if len(m.ignore) > 0 {
 		p.Sandbox.IgnoreViolations = map[string][]string{}

@@ -144,6 +144,20 @@ type Sandbox struct {
 	// IgnoreViolations maps command patterns ("*" for all) to paths whose
 	// violations are not reported.
 	IgnoreViolations map[string][]string
+	// RequireFull refuses to run a command anywhere the full sandbox
+	// (namespaces) cannot be made, rather than in the container mode
+	// (cordon.requireFullSandbox; sandbox.failIfUnavailable does too).
+	RequireFull bool
+	// ContainerMode runs every command in the container mode (Landlock and
+	// seccomp, no namespaces), even where the full sandbox can be made
+	// (cordon.containerMode): to see what a command does in a container
+	// before it runs in one.
+	ContainerMode bool
+	// AcceptUnconfined runs a command with no confinement at all where
+	// neither the full sandbox nor the container mode can be made (no user
+	// namespaces and no Landlock), with a warning, instead of refusing
+	// (cordon.acceptUnconfined).
+	AcceptUnconfined bool
 }
 
 // Permissions are the permission rules and mode of Claude Code's

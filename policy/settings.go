@@ -80,6 +80,7 @@ type layer struct {
 	allowAllUnixSockets, allowLocalBinding, allowGitConfig       *setting[bool]
 	weakerNested, nestedUserNS, allowSocketpair                  *setting[bool]
 	serve                                                        *setting[bool]
+	requireFull, containerMode, acceptUnconfined                 *setting[bool]
 	httpProxyPort, socksProxyPort                                *setting[int]
 	excludedCommands, allowedDomains, deniedDomains, unixSockets []entry
 	allowRead, denyRead, allowWrite, denyWrite                   []entry

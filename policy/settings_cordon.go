@@ -14,7 +14,7 @@ import (
 func (d *decoder) cordon(n *node) error {
 	keys := []string{"mode", "env", "limits", "trustedWorkspaces", "allowManagedDomainsOnly",
 		"allowManagedReadPathsOnly", "allowManagedWritePathsOnly", "allowManagedPermissionRulesOnly",
-		"allowSocketpair", "askCommand", "hooks", "serve"}
+		"allowSocketpair", "askCommand", "hooks", "serve", "requireFullSandbox", "containerMode", "acceptUnconfined"}
 	o, err := d.object(n, "cordon", true)
 	if err != nil {
 		return err
@@ -66,6 +66,12 @@ func (d *decoder) cordon(n *node) error {
 			err = d.hooks(v)
 		case "serve":
 			l.serve, err = d.boolean(v, "cordon.serve")
+		case "requireFullSandbox":
+			l.requireFull, err = d.boolean(v, "cordon.requireFullSandbox")
+		case "containerMode":
+			l.containerMode, err = d.boolean(v, "cordon.containerMode")
+		case "acceptUnconfined":
+			l.acceptUnconfined, err = d.boolean(v, "cordon.acceptUnconfined")
 		}
 		return err
 	})

@@ -19,11 +19,21 @@ func (v Verdict) Err() error {
 	if v.Level != Unavailable {
 		return nil
 	}
-	var parts []string
+	var parts, container []string
 	for _, p := range v.Problems {
 		if p.Effect == Unavailable {
 			parts = append(parts, strings.Join(p.Features, ", ")+": "+p.Message)
 		}
+		// What keeps the container mode, the fallback, from running.
+		for _, f := range p.Features {
+			if f == "landlock" || f == "seccomp" || f == "libseccomp" {
+				container = append(container, f+": "+p.Message)
+			}
+		}
 	}
-	return fmt.Errorf("%w: %s (cordon doctor shows the fix)", ErrUnavailable, strings.Join(parts, "; "))
+	msg := strings.Join(parts, "; ")
+	if len(container) > 0 {
+		msg += "; and the container mode needs Landlock and seccomp: " + strings.Join(container, "; ")
+	}
+	return fmt.Errorf("%w: %s (cordon doctor shows the fix; cordon.acceptUnconfined runs commands unconfined instead)", ErrUnavailable, msg)
 }

@@ -166,11 +166,19 @@ func (rep Report) WriteText(w io.Writer) error {
 		b.WriteString("verdict: full sandbox\n")
 	case Degraded:
 		b.WriteString("verdict: degraded sandbox; lost:\n")
+	case ContainerMode:
+		b.WriteString("verdict: container mode: no namespaces here, commands are confined by Landlock and seccomp; lost, compared with the full sandbox:\n")
 	case Unavailable:
 		b.WriteString("verdict: unavailable: cordon cannot sandbox commands here; lost:\n")
 	}
 	for _, l := range rep.Lost {
 		fmt.Fprintf(&b, "  - %s\n", l)
+	}
+	if rep.HostProc {
+		b.WriteString("\nthe full sandbox works here but for a fresh /proc: sandbox.enableWeakerNestedSandbox binds the host's /proc instead (the command then sees the host's processes)\n")
+	}
+	if rep.Level == ContainerMode {
+		b.WriteString("\nthe full sandbox comes back with the fixes below; cordon.requireFullSandbox (or sandbox.failIfUnavailable) refuses to run without it\n")
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(&b, "\n%s: %s\n", strings.Join(p.Features, ", "), p.Message)

@@ -13,6 +13,11 @@ const (
 	// Degraded: cordon can build a sandbox, without some protections
 	// (Verdict.Lost).
 	Degraded = "degraded"
+	// ContainerMode: the full sandbox's namespaces are refused (an outer
+	// container's seccomp filter, typically), but seccomp and Landlock
+	// work: cordon runs commands in its container mode, without
+	// namespaces (Verdict.Lost says what that loses).
+	ContainerMode = "container"
 	// Unavailable: cordon cannot build a sandbox that keeps its core
 	// promises (the host read-only, no network, nothing outlives the
 	// command).
@@ -21,8 +26,12 @@ const (
 
 // Verdict is what the probed facts mean for a sandboxed run.
 type Verdict struct {
-	// Level is Full, Degraded or Unavailable.
+	// Level is Full, Degraded, ContainerMode or Unavailable.
 	Level string `json:"verdict"`
+	// HostProc: the full sandbox can be made with the host's /proc bound
+	// in place of a fresh one, which is all an outer container's masks
+	// forbid (sandbox.enableWeakerNestedSandbox).
+	HostProc bool `json:"hostProc,omitempty"`
 	// Lost lists the protections a run loses, one line each.
 	Lost []string `json:"lost"`
 	// Problems are the failures behind Lost, grouped by cause, each with
@@ -230,6 +239,15 @@ func Assess(r Result) Verdict {
 		}
 	}
 	if v.Level == Unavailable {
+		v.HostProc = hostProcWorks(r)
+		if containerWorks(r) {
+			v.Level = ContainerMode
+			v.Lost = append(containerLost(r), slices.DeleteFunc(v.Lost, func(l string) bool {
+				return strings.HasPrefix(l, "no sandbox:") || strings.HasPrefix(l, "no cgroup limits")
+			})...)
+		}
+	}
+	if v.Level == Unavailable || v.Level == ContainerMode {
 		// The degraded problems are moot without a sandbox: list the
 		// unavailable ones first.
 		slices.SortStableFunc(v.Problems, func(a, b Problem) int {
@@ -554,4 +572,47 @@ func delegationFixes(r *Result) []Fix {
 	return []Fix{{On: "without systemd",
 		Command: fmt.Sprintf(`sudo mkdir -p %[1]s && sudo chown -R "$USER" %[1]s && echo $$ | sudo tee %[1]s/cgroup.procs`, dir),
 		Note:    "as root, delegates a cgroup and moves the current shell into it; run cordon from that shell"}}
+}
+
+// containerWorks reports whether the container mode can confine commands
+// here: seccomp filters cordon can compile, and Landlock, its file-system
+// layer.
+func containerWorks(r Result) bool {
+	return r.Seccomp.Available && r.Libseccomp.Version != "" && r.Landlock.Available && r.Landlock.ABI > 0
+}
+
+// hostProcWorks reports whether the full sandbox would work but for a
+// fresh /proc, which an outer container's masks forbid.
+func hostProcWorks(r Result) bool {
+	if r.Procfs.Available || r.Procfs.Cause != CauseProcMasked {
+		return false
+	}
+	for _, c := range checks {
+		if c.effect == Unavailable && c.key != "procfs" && !c.get(&r).Available {
+			return false
+		}
+	}
+	return true
+}
+
+// containerLost is what a run in the container mode loses, compared with
+// the full sandbox, on this machine.
+func containerLost(r Result) []string {
+	lost := []string{
+		"no namespaces: commands run in the container mode (Landlock and seccomp, on the host's own processes, network and /proc)",
+		"no private /proc or PID namespace: the command sees the host's processes and their command lines (not their memory or environment)",
+		"no private /tmp: /tmp is read-only, TMPDIR is a directory of the run's own",
+		"no private IPC and host name: System V IPC, POSIX message queues and the host name are shared",
+		"the protected paths inside the workspace are put back after the command rather than read-only during it, and a denied path that exists inside a writable root refuses the run",
+		"no cgroup limits: memory only as an address space limit (rlimit), no limit on processes or CPU",
+	}
+	if r.Landlock.ABI >= 4 {
+		lost = append(lost, "no private loopback: TCP reaches only the proxy's two ports (Landlock's rules name ports, not addresses: any address at those ports), nothing may listen, UDP is refused")
+	} else {
+		lost = append(lost, fmt.Sprintf("no network at all: Landlock ABI %d has no TCP rules (4, Linux 6.7), so TCP is refused with UDP, and the proxy is out of reach", r.Landlock.ABI))
+	}
+	if r.Landlock.ABI < 6 {
+		lost = append(lost, fmt.Sprintf("signals reach the caller's other processes here, and abstract unix sockets are not scoped: Landlock ABI %d has no scoping (6, Linux 6.12)", r.Landlock.ABI))
+	}
+	return lost
 }

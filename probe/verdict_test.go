@@ -42,12 +42,13 @@ func recorded(t *testing.T, name string) Result {
 // each problem as "cause: features".
 type summary struct {
 	Level    string
+	HostProc bool
 	Lost     []string
 	Problems []string
 }
 
 func summarize(v Verdict) summary {
-	s := summary{Level: v.Level, Lost: v.Lost}
+	s := summary{Level: v.Level, HostProc: v.HostProc, Lost: v.Lost}
 	for _, p := range v.Problems {
 		s.Problems = append(s.Problems, fmt.Sprintf("%s %s: %s", p.Effect, p.Cause, strings.Join(p.Features, " ")))
 	}
@@ -66,22 +67,16 @@ func TestAssessRecorded(t *testing.T) {
 			Problems: []string{"degraded cgroup-v1-rootless: cgroups.create"},
 		}},
 		{"ubuntu-24.04-apparmor", summary{
-			Level: Unavailable,
-			Lost: []string{
-				"no sandbox: cordon builds every sandbox in a user namespace",
-				"no cgroup limits: the caller's cgroup (/user.slice/user-1000.slice/session-2.scope) is not delegated to it, so it cannot create cgroups for its sandboxes",
-			},
+			Level: ContainerMode,
+			Lost:  containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{
 				"unavailable apparmor-restrict-unprivileged-userns: userNamespaces mountNamespace procfs networkNamespace utsNamespace",
 				"degraded cgroup-not-delegated: cgroups.create",
 			},
 		}},
 		{"docker-default", summary{
-			Level: Unavailable,
-			Lost: []string{
-				"no sandbox: cordon builds every sandbox in a user namespace",
-				"no cgroup limits: the cgroup file system is read-only here (docker container)",
-			},
+			Level: ContainerMode,
+			Lost:  containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{
 				"unavailable outer-seccomp: userNamespaces mountNamespace pidNamespace procfs networkNamespace ipcNamespace utsNamespace cgroupNamespace",
 				"degraded cgroup-read-only: cgroups.create",
@@ -184,39 +179,38 @@ func TestAssessCases(t *testing.T) {
 		{"debian unprivileged_userns_clone=0", func(r *Result) {
 			r.Host.Sysctls[SysctlUnprivUserns] = "0"
 			allNamespaces(r, eperm)
-		}, summary{Level: Unavailable,
-			Lost: []string{"no sandbox: cordon builds every sandbox in a user namespace"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable unprivileged-userns-clone-disabled: userNamespaces mountNamespace pidNamespace " +
 				"procfs networkNamespace ipcNamespace utsNamespace cgroupNamespace"}},
 			"kernel.unprivileged_userns_clone=1"},
 		{"max_user_namespaces=0", func(r *Result) {
 			r.Host.Sysctls[SysctlMaxUserNS] = "0"
 			allNamespaces(r, Feature{Step: "clone", Errno: "ENOSPC"})
-		}, summary{Level: Unavailable,
-			Lost: []string{"no sandbox: cordon builds every sandbox in a user namespace"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable max-user-namespaces-zero: userNamespaces mountNamespace pidNamespace " +
 				"procfs networkNamespace ipcNamespace utsNamespace cgroupNamespace"}},
 			"user.max_user_namespaces=15000"},
 		{"user namespace limit reached", func(r *Result) {
 			r.UserNamespaces = Feature{Step: "clone", Errno: "ENOSPC"}
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: cordon builds every sandbox in a user namespace"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable user-namespace-limit: userNamespaces"}},
 			"user.max_user_namespaces="},
 		{"max_net_namespaces=0", func(r *Result) {
 			r.Host.Sysctls["user.max_net_namespaces"] = "0"
 			r.NetworkNamespace = Feature{Step: "clone", Errno: "ENOSPC"}
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: without a network namespace the network cannot be cut off"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable namespace-limit: networkNamespace"}},
 			"user.max_net_namespaces=15000"},
 		{"max_mnt_namespaces=0", func(r *Result) {
 			r.Host.Sysctls["user.max_mnt_namespaces"] = "0"
 			r.MountNamespace = Feature{Step: "clone", Errno: "ENOSPC"}
 			r.Procfs = Feature{Step: "clone", Errno: "ENOSPC"}
-		}, summary{Level: Unavailable,
-			Lost: []string{"no sandbox: the file-system policy needs a mount namespace and recursive read-only binds",
-				"no sandbox: a fresh /proc cannot be mounted (the host's shows every process)"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable namespace-limit: mountNamespace procfs"}},
 			"user.max_mnt_namespaces=15000"},
 		{"max_ipc_namespaces=0", func(r *Result) {
@@ -230,14 +224,14 @@ func TestAssessCases(t *testing.T) {
 			r.Host.Sysctls["user.max_uts_namespaces"] = "0"
 			r.UserNamespaces = Feature{Step: "unshare", Errno: "ENOSPC"}
 			r.UTSNamespace = Feature{Step: "clone", Errno: "ENOSPC"}
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: cordon builds every sandbox in a user namespace"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable namespace-limit: userNamespaces utsNamespace"}},
 			"user.max_uts_namespaces=15000"},
 		{"kernel without user namespaces", func(r *Result) {
 			allNamespaces(r, Feature{Step: "clone", Errno: "EINVAL"})
-		}, summary{Level: Unavailable,
-			Lost: []string{"no sandbox: cordon builds every sandbox in a user namespace"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable kernel-config: userNamespaces mountNamespace pidNamespace " +
 				"procfs networkNamespace ipcNamespace utsNamespace cgroupNamespace"}},
 			"CONFIG_USER_NS"},
@@ -245,23 +239,23 @@ func TestAssessCases(t *testing.T) {
 			r.Container = Container{Kind: ContainerPodman, Evidence: []string{"/run/.containerenv exists"}}
 			r.Host.ProcMasked = []string{"/proc/acpi", "/proc/kcore"}
 			r.Procfs = Feature{Step: "mount proc", Errno: "EPERM"}
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: a fresh /proc cannot be mounted (the host's shows every process)"},
+		}, summary{Level: ContainerMode, HostProc: true,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable proc-masked: procfs"}},
 			"podman run --security-opt unmask=ALL"},
 		{"mounts refused by an AppArmor profile", func(r *Result) {
 			r.Container = Container{Kind: ContainerKubernetes, Evidence: []string{"KUBERNETES_SERVICE_HOST is set"}}
 			r.Host.AppArmor = "cri-containerd.apparmor.d (enforce)"
 			r.MountNamespace = Feature{Step: "make / private", Errno: "EACCES"}
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: the file-system policy needs a mount namespace and recursive read-only binds"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable outer-apparmor: mountNamespace"}},
 			"appArmorProfile: {type: Unconfined}"},
 		{"no mount_setattr", func(r *Result) {
 			r.Kernel = "5.10.0"
 			r.MountNamespace = Feature{Step: "mount_setattr", Errno: "ENOSYS"}
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: the file-system policy needs a mount namespace and recursive read-only binds"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable kernel-too-old: mountNamespace"}},
 			"mount_setattr"},
 		{"user notification taken", func(r *Result) {
@@ -309,8 +303,8 @@ func TestAssessCases(t *testing.T) {
 			r.Host.Sysctls[SysctlAppArmorRestrict] = "1"
 			r.UserNamespaces = Feature{Step: "sethostname", Errno: "EPERM"}
 			r.Executable = "/home/me/go/bin/cordon"
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: cordon builds every sandbox in a user namespace"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable apparmor-restrict-unprivileged-userns: userNamespaces"}},
 			`profile cordon /home/me/go/bin/cordon flags=(unconfined) {\n  userns,`},
 		{"root ignores the unprivileged sysctls", func(r *Result) {
@@ -318,16 +312,30 @@ func TestAssessCases(t *testing.T) {
 			r.Host.Sysctls[SysctlAppArmorRestrict] = "1"
 			r.Host.Sysctls[SysctlUnprivUserns] = "0"
 			r.UserNamespaces = Feature{Step: "sethostname", Errno: "EPERM"}
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: cordon builds every sandbox in a user namespace"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable unknown: userNamespaces"}},
 			""},
 		{"a probe out of time", func(r *Result) {
 			r.NetworkNamespace = Feature{Step: "probe child net", Error: "no answer within the time limit", Cause: CauseTimeout}
-		}, summary{Level: Unavailable,
-			Lost:     []string{"no sandbox: without a network namespace the network cannot be cut off"},
+		}, summary{Level: ContainerMode,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable probe-timeout: networkNamespace"}},
 			"cordon doctor --fresh"},
+		{"no user namespaces and no Landlock: nothing", func(r *Result) {
+			r.UserNamespaces = Feature{Step: "clone", Errno: "EPERM"}
+			r.Landlock = Landlock{Feature: Feature{Step: "landlock_create_ruleset", Errno: "EOPNOTSUPP", Cause: CauseLandlockNotEnabled}}
+		}, summary{Level: Unavailable,
+			Lost:     []string{"no sandbox: cordon builds every sandbox in a user namespace", "no Landlock: no second, inode-based file-system layer"},
+			Problems: []string{"unavailable unknown: userNamespaces", "degraded landlock-not-enabled: landlock"}},
+			""},
+		{"a masked /proc alone: the host's /proc would do", func(r *Result) {
+			r.Procfs = Feature{Step: "mount proc", Errno: "EPERM", Cause: CauseProcMasked}
+			r.Host.ProcMasked = []string{"/proc/kcore"}
+		}, summary{Level: ContainerMode, HostProc: true,
+			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
+			Problems: []string{"unavailable proc-masked: procfs"}},
+			""},
 		{"informational features do not count", func(r *Result) {
 			r.Overlayfs = Feature{Step: "mount overlay", Errno: "EINVAL"}
 			r.Pidfd = Feature{Step: "pidfd_open", Errno: "ENOSYS"}
@@ -442,9 +450,16 @@ func TestVerdictErr(t *testing.T) {
 	if err := Assess(recorded(t, "this-machine-user")).Err(); err != nil {
 		t.Errorf("degraded: Err() = %v, want nil", err)
 	}
-	err := Assess(recorded(t, "docker-default")).Err()
+	if err := Assess(recorded(t, "docker-default")).Err(); err != nil {
+		t.Errorf("container mode: Err() = %v, want nil", err)
+	}
+	// The same container on a kernel without Landlock: neither mode.
+	r := recorded(t, "docker-default")
+	r.Landlock = Landlock{Feature: Feature{Step: "landlock_create_ruleset", Errno: "ENOSYS", Error: "ENOSYS", Cause: CauseKernelConfig}}
+	err := Assess(r).Err()
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "userNamespaces") ||
-		!strings.Contains(err.Error(), "seccomp filter of the docker container") {
+		!strings.Contains(err.Error(), "seccomp filter of the docker container") ||
+		!strings.Contains(err.Error(), "the container mode needs Landlock and seccomp: landlock: the kernel") {
 		t.Errorf("unavailable: Err() = %v", err)
 	}
 }

@@ -46,6 +46,9 @@ func init() {
 // the command's exit status (128+N when a signal N ended it); an error
 // means cordon itself failed and the command may not have run.
 func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
+	if spec.Contained(s) {
+		return runContained(ctx, s, o)
+	}
 	sb, err := newSandbox(s, o, nil)
 	if err != nil {
 		return 0, err
@@ -624,25 +627,17 @@ func newProcess(p *specs.Process) (*libcontainer.Process, error) {
 	// before it starts the command: libcontainer would set them in its
 	// Go init process, whose runtime then dies under an address space
 	// limit ("fatal error: runtime: cannot allocate memory").
-	ownInit := len(p.Args) > 1 && p.Args[0] == spec.InitPath && p.Args[1] == spec.InitCommand
-	var initArgs []string
+	if len(p.Args) > 1 && p.Args[0] == spec.InitPath && p.Args[1] == spec.InitCommand {
+		var err error
+		lp.Args, err = withInitRlimits(p.Args, p.Rlimits)
+		return lp, err
+	}
 	for _, rl := range p.Rlimits {
 		t, ok := rlimitTypes[rl.Type]
 		if !ok {
 			return nil, fmt.Errorf("unknown rlimit %q", rl.Type)
 		}
-		if ownInit {
-			initArgs = append(initArgs, fmt.Sprintf("--rlimit=%d:%d:%d", t, rl.Soft, rl.Hard))
-			continue
-		}
 		lp.Rlimits = append(lp.Rlimits, configs.Rlimit{Type: t, Hard: rl.Hard, Soft: rl.Soft})
-	}
-	if len(initArgs) > 0 {
-		i := slices.Index(p.Args, "--")
-		if i < 0 {
-			return nil, errors.New("cordon's init without a command")
-		}
-		lp.Args = slices.Concat(p.Args[:i], initArgs, p.Args[i:])
 	}
 	return lp, nil
 }
@@ -708,9 +703,9 @@ func initFiles(byFD map[int]*os.File) ([]*os.File, error) {
 	return files, nil
 }
 
-// landlockFile returns the spec's Landlock rules in the init's format, in a
-// sealed memory file, or nil when the spec has none.
-func landlockFile(s *specs.Spec) (*os.File, error) {
+// landlockFile returns the spec's Landlock rules, and extra ones, in the
+// init's format, in a sealed memory file, or nil when the spec has none.
+func landlockFile(s *specs.Spec, extra ...spec.LandlockRule) (*os.File, error) {
 	raw := s.Annotations[spec.AnnotationLandlock]
 	if raw == "" {
 		return nil, nil
@@ -719,6 +714,7 @@ func landlockFile(s *specs.Spec) (*os.File, error) {
 	if err := json.Unmarshal([]byte(raw), &rules); err != nil {
 		return nil, fmt.Errorf("landlock rules: %w", err)
 	}
+	rules = append(rules, extra...)
 	fd, err := unix.MemfdCreate("cordon-landlock", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("landlock rules: %w", err)

@@ -12,7 +12,7 @@
  *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S [--notify-fd=F]]
  *                       [--landlock-fd=L] [--proxy-fd=P --proxy-ports=H,S]
  *                       [--uid=U --gid=G] [--rlimit=RESOURCE:SOFT:HARD...]
- *                       -- COMMAND [ARGS...]
+ *                       [--contained] -- COMMAND [ARGS...]
  *   cordon sandbox-init [...] --command-fd=C --
  *
  * It starts COMMAND in a process group of its own (the terminal's
@@ -38,6 +38,18 @@
  * signal S ended it, 127 when COMMAND is not found, 126 when it cannot be
  * executed, 125 when the init itself fails.
  *
+ * With --contained the init runs with no namespace around it (cordon's
+ * container mode, where the kernel or an outer container refuses them):
+ * it is cordon's child on the host, not PID 1. It sets no_new_privs
+ * itself, becomes the child subreaper of the command's tree, takes every
+ * capability from the command (a root caller's command keeps uid 0 and
+ * nothing else), applies the Landlock rules as the file-system layer
+ * itself (a kernel without Landlock is then a failure, not a fallback),
+ * with their TCP port rules ("connect"/"bind", NUL, port, NUL) where the
+ * ABI has them (4), and ends the command's whole tree by walking /proc
+ * below itself; it does not die with cordon's thread but when the lifeline
+ * closes, after ending that tree.
+ *
  * With --command-fd the sandbox is made ahead of its command (cordon
  * serve's pool): everything that does not need the command is done before
  * it comes. The init makes the command's process and confines itself; that
@@ -49,6 +61,7 @@
  * then on: the init's is not the command's.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -97,6 +110,8 @@ struct options {
 	struct rlimit_arg rlimits[MAX_RLIMITS];
 	int nrlimits;
 	long uid, gid;
+	/* contained: no namespaces around the init (see the header). */
+	int contained;
 	char **argv;
 };
 
@@ -426,6 +441,9 @@ static int read_all(int fd, struct landlock_rules *r)
 #define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#define LANDLOCK_RULE_NET_PORT 2
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
 #define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
 
@@ -439,6 +457,11 @@ struct landlock_path_beneath_attr {
 	__u64 allowed_access;
 	__s32 parent_fd;
 } __attribute__((packed));
+
+struct landlock_net_port_attr {
+	__u64 allowed_access;
+	__u64 port;
+};
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -472,17 +495,30 @@ static __u64 handled(int abi)
  * Landlock leaves the mounts as the only layer (cordon doctor says so);
  * any other failure is fatal: the caller reports it and nothing runs.
  */
-static int apply_landlock(const struct landlock_rules *r, const char **what)
+static int apply_landlock(const struct landlock_rules *r, int contained, const char **what)
 {
 	struct landlock_ruleset_attr attr = { 0 };
 	int abi, rs;
 	size_t size;
 
 	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	if (abi < 0)
+	if (abi < 0) {
+		if (contained) {
+			/* Landlock is the container mode's file-system layer:
+			 * cordon chose the mode for a kernel that has it. */
+			*what = "landlock (the container mode needs it)";
+			return -1;
+		}
 		return (errno == ENOSYS || errno == EOPNOTSUPP) ? 0 : (*what = "landlock version", -1);
+	}
 	attr.handled_access_fs = handled(abi);
 	size = offsetof(struct landlock_ruleset_attr, handled_access_net);
+	if (contained && abi >= 4) {
+		/* No network namespace: TCP reaches only the ports the rules
+		 * name (the proxy's), and nothing listens. */
+		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		size = offsetof(struct landlock_ruleset_attr, scoped);
+	}
 	if (abi >= 6) {
 		/* No abstract unix socket and no signal beyond the sandbox. */
 		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
@@ -505,6 +541,24 @@ static int apply_landlock(const struct landlock_rules *r, const char **what)
 		off = (path - r->data) + strlen(path) + 1;
 		if (access[0] == '=')
 			continue; /* a check, verified by verify_mounts */
+		if (strcmp(access, "connect") == 0 || strcmp(access, "bind") == 0) {
+			/* A TCP port (ABI 4): without the ABI, the caller knew
+			 * (cordon refuses TCP in the seccomp program instead). */
+			struct landlock_net_port_attr np = { 0 };
+			char *end;
+			if (!attr.handled_access_net)
+				continue;
+			errno = 0;
+			np.port = strtoul(path, &end, 10);
+			if (errno || *end || end == path || np.port > 65535) {
+				errno = EINVAL;
+				return (*what = "landlock port rule", -1);
+			}
+			np.allowed_access = access[0] == 'c' ? LANDLOCK_ACCESS_NET_CONNECT_TCP : LANDLOCK_ACCESS_NET_BIND_TCP;
+			if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_NET_PORT, &np, 0) < 0)
+				return (*what = "landlock port rule", -1);
+			continue;
+		}
 		if (strcmp(access, "w") == 0)
 			pb.allowed_access = attr.handled_access_fs;
 		else if (strcmp(access, "l") == 0)
@@ -675,6 +729,7 @@ static int close_range_cloexec(int first)
 }
 
 static int receive_command(struct options *o, char ***envp, const char **what);
+static int drop_capabilities(void);
 
 static void child(const struct options *o, const struct program *prog, const struct landlock_rules *ll,
 		  char **envp, int report_fd, int go_fd, int foreground)
@@ -709,9 +764,21 @@ static void child(const struct options *o, const struct program *prog, const str
 		report_and_exit(report_fd, "setpgid");
 	if (foreground && tcsetpgrp(0, getpid()) < 0)
 		report_and_exit(report_fd, "set the terminal's foreground process group");
+	if (o->contained) {
+		/* No user namespace took the caller's capabilities away: a root
+		 * caller's command keeps uid 0 and nothing else, for good (with
+		 * no_new_privs an execve gives back no more than is left). */
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+			report_and_exit(report_fd, "clear the ambient capabilities");
+		for (int cap = 0; cap <= 63; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
+				report_and_exit(report_fd, "drop the capability bounding set");
+		if (drop_capabilities() < 0)
+			report_and_exit(report_fd, "drop capabilities");
+	}
 	if (ll) {
 		const char *what = "landlock";
-		if (apply_landlock(ll, &what) < 0)
+		if (apply_landlock(ll, o->contained, &what) < 0)
 			report_and_exit(report_fd, what);
 	}
 	/* Last, as it forbids much of the above (new user namespaces
@@ -793,12 +860,122 @@ static int controlling_terminal(int fd)
  * that the sandbox and nothing else — started any other way (a spec run
  * without a pid namespace), the init must not take the host down with it.
  */
-static void kill_all(pid_t child)
+static int kill_descendants(pid_t self);
+
+static void kill_all(pid_t child, int contained)
 {
 	if (getpid() == 1)
 		kill(-1, SIGKILL);
-	else if (child > 0)
+	else if (contained) {
+		if (child > 0)
+			kill(-child, SIGKILL);
+		kill_descendants(getpid());
+	} else if (child > 0)
 		kill(-child, SIGKILL);
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#define SYS_pidfd_send_signal 424
+#endif
+
+/*
+ * signal_child signals pid c if it is still a child of parent: a
+ * grandchild's number, read from /proc, may have been reaped by its parent
+ * and reused since. The pidfd pins the process that is checked.
+ */
+static void signal_child(pid_t parent, pid_t c, int sig)
+{
+	char path[64], buf[512], *p;
+	int fd, sfd, n;
+	long ppid;
+
+	fd = syscall(SYS_pidfd_open, c, 0);
+	if (fd < 0) {
+		if (errno == ENOSYS)
+			kill(c, sig); /* before Linux 5.3 */
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", c);
+	sfd = open(path, O_RDONLY | O_CLOEXEC);
+	n = sfd < 0 ? -1 : read(sfd, buf, sizeof(buf) - 1);
+	if (sfd >= 0)
+		close(sfd);
+	if (n > 0) {
+		buf[n] = 0;
+		/* pid (comm) state ppid: comm may hold anything but the last ')'. */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == parent)
+			syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+	}
+	close(fd);
+}
+
+/*
+ * kill_tree sends SIGKILL to every descendant of pid that /proc lists
+ * (/proc/PID/task/TID/children), deepest last, and returns how many it
+ * found.
+ */
+static int kill_tree(pid_t pid, int depth)
+{
+	char path[64], buf[4096];
+	int found = 0, n, fd;
+	DIR *tasks;
+	struct dirent *t;
+
+	if (depth > 64)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	tasks = opendir(path);
+	if (!tasks)
+		return 0;
+	while ((t = readdir(tasks))) {
+		char *p, *end;
+		if (t->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", pid, t->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		for (p = buf;; p = end) {
+			long c = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			/* Stopped first, so that it starts no more while its own
+			 * children are found. */
+			signal_child(pid, c, SIGSTOP);
+			found += 1 + kill_tree(c, depth + 1);
+			signal_child(pid, c, SIGKILL);
+		}
+	}
+	closedir(tasks);
+	return found;
+}
+
+/*
+ * kill_descendants ends every process below the init when it is not PID 1
+ * of a namespace of its own (the container mode): as the child subreaper
+ * it inherits whatever a command's process leaves behind, so the tree
+ * /proc shows below it is the whole sandbox. Rounds go on, each reaping
+ * what the last killed, until none is left: a process that forked while
+ * its parent was killed is this process's child by then.
+ */
+static int kill_descendants(pid_t self)
+{
+	for (int round = 0; round < 1000; round++) {
+		int found = kill_tree(self, 0);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (found == 0)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
 }
 
 static int wait_status(int ws)
@@ -818,9 +995,14 @@ static int parse(int argc, char **argv, struct options *o)
 	o->nproxy = 0;
 	o->nrlimits = 0;
 	o->uid = o->gid = -1;
+	o->contained = 0;
 	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		char *v = strchr(argv[i], '='), *end;
 		long n;
+		if (strcmp(argv[i], "--contained") == 0) {
+			o->contained = 1;
+			continue;
+		}
 		if (!v)
 			goto bad;
 		if (strncmp(argv[i], "--proxy-ports=", 14) == 0) {
@@ -906,6 +1088,10 @@ static int parse(int argc, char **argv, struct options *o)
 	}
 	if ((o->uid < 0) != (o->gid < 0)) {
 		fprintf(stderr, "cordon: %s: --uid and --gid go together\n", INIT_COMMAND);
+		return -1;
+	}
+	if (o->contained && o->uid >= 0) {
+		fprintf(stderr, "cordon: %s: --contained takes no --uid\n", INIT_COMMAND);
 		return -1;
 	}
 	o->argv = argv + i + 1;
@@ -1087,9 +1273,22 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	/* Same-uid processes of the sandbox must not reach into the init's
 	 * memory through /proc/1/mem. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	/* Die with cordon: the parent-death signal, and the lifeline for the
-	 * moment before this call. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (o.contained) {
+		/* No pid namespace ends the sandbox with the init: the init
+		 * inherits every orphan of the command's tree and ends them all
+		 * itself (kill_descendants), when the command ends and when the
+		 * lifeline says cordon is gone, so it must outlive cordon. And
+		 * no runtime set no_new_privs, which Landlock and the seccomp
+		 * program need. */
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+			fail("contained init", errno);
+			return 125;
+		}
+	} else {
+		/* Die with cordon: the parent-death signal, and the lifeline
+		 * for the moment before this call. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	}
 	/* The spec's rlimits, for this process and all it starts: set here
 	 * rather than by libcontainer in its Go init, whose runtime does not
 	 * survive an address space limit. */
@@ -1250,7 +1449,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 			char buf[64];
 			if (read(o.parent_fd, buf, sizeof(buf)) <= 0) {
 				/* cordon is gone: so is everything it started. */
-				kill_all(pid);
+				kill_all(pid, o.contained);
 				_exit(128 + SIGKILL);
 			}
 		}
@@ -1268,7 +1467,7 @@ static int sandbox_init(int argc, char **argv, char **envp)
 		}
 	}
 	/* The command is done: nothing it started outlives it. */
-	kill_all(pid);
+	kill_all(pid, o.contained);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
 	return status < 0 ? 125 : status;

@@ -23,7 +23,10 @@ type terminal struct {
 	out         *os.File
 	sock, child *os.File
 	master      console.Console
-	copied      chan struct{}
+	// slave is the command's side, when cordon made the terminal itself
+	// (the container mode); nil when the sandbox made it.
+	slave  *os.File
+	copied chan struct{}
 	// limit bounds what is passed on of the output (0: no limit).
 	limit int64
 }
@@ -93,10 +96,18 @@ func (t *terminal) attach() error {
 	if err != nil {
 		return fmt.Errorf("terminal: receive: %w", err)
 	}
-	t.master, err = console.ConsoleFromFile(f)
+	master, err := console.ConsoleFromFile(f)
 	if err != nil {
 		return fmt.Errorf("terminal: %w", err)
 	}
+	return t.start(master)
+}
+
+// start puts the caller's terminal in raw mode and starts copying to and
+// from master.
+func (t *terminal) start(master console.Console) error {
+	var err error
+	t.master = master
 	t.resize()
 	// Fully raw, output processing included, as ssh does: the terminal
 	// inside decides how output looks.

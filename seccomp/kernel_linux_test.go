@@ -320,7 +320,6 @@ func ioctl(fd int, request uint64) error {
 var atFDCWD = func() uintptr { fd := unix.AT_FDCWD; return uintptr(fd) }()
 
 const (
-	afVsock    = 40
 	afAlg      = 38
 	afPacket   = 17
 	high       = 1 << 32 // set in the ignored upper half of an int argument

@@ -67,6 +67,26 @@ type Options struct {
 	// NotifyReads makes every open(2)-like call notify as well, for a
 	// supervisor recording reads of hidden paths. It implies NotifyWrites.
 	NotifyReads bool
+	// AllowUnixSockets lets the command create AF_UNIX sockets of every
+	// type, and AF_VSOCK ones, as sandbox-runtime's allowAllUnixSockets
+	// does: it can then reach every socket file it can see (the Docker
+	// daemon's, an ssh-agent's, D-Bus).
+	AllowUnixSockets bool
+	// AllowUserNamespaces lets the command make namespaces of its own and
+	// mount in them (sandbox-runtime's allowNestedUserNamespaces: a
+	// browser's sandbox, a nested bubblewrap, rootless podman). The
+	// sandbox's own mounts are locked in a namespace the command makes,
+	// and Landlock and this profile stay on whatever it runs there.
+	AllowUserNamespaces bool
+	// Contained is the container mode's profile (no network namespace
+	// around the command): sockets of AF_INET and AF_INET6 only of TCP
+	// (Landlock's port rules, which only know TCP, decide where they
+	// connect), so no UDP, no ICMP and no raw socket reaches the host's
+	// network.
+	Contained bool
+	// NoTCP refuses AF_INET and AF_INET6 sockets altogether: a contained
+	// command on a kernel whose Landlock has no TCP rules (ABI < 4).
+	NoTCP bool
 }
 
 // Writes are the system calls NotifyWrites stops: those that change the
@@ -165,7 +185,11 @@ const (
 	afInet    = 2
 	afInet6   = 10
 	afNetlink = 16
+	afVsock   = 40
 )
+
+// ipprotoTCP is IPPROTO_TCP.
+const ipprotoTCP = 6
 
 // Socket types (the low bits of socket(2)'s type argument; the rest are
 // SOCK_NONBLOCK and SOCK_CLOEXEC), the generic values every GOARCH in
@@ -198,6 +222,23 @@ var unixPairTypes = []uint32{sockStream, sockSeqpacket}
 // AF_NETLINK stays: glibc's getifaddrs and if_nametoindex need it, and
 // changing network state through it needs CAP_NET_ADMIN.
 var socketFamilies = []uint32{afInet, afInet6, afNetlink}
+
+// namespaceCalls are the refused system calls that AllowUserNamespaces
+// lets through: making, entering and mounting in namespaces of the
+// command's own.
+var namespaceCalls = []string{
+	"unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot",
+	"fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree",
+	"open_tree_attr", "mount_setattr",
+}
+
+// refusedFor is refused, less what o lets through.
+func refusedFor(o Options) []string {
+	if !o.AllowUserNamespaces {
+		return refused
+	}
+	return slices.DeleteFunc(slices.Clone(refused), func(n string) bool { return slices.Contains(namespaceCalls, n) })
+}
 
 // Terminal ioctls that are refused. TIOCSTI pushes bytes into a terminal's
 // input queue: a command sharing the user's terminal could type commands
@@ -310,7 +351,13 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 			}
 		}
 	}
+	refused := refusedFor(o)
 	drop := append(slices.Clone(refused), "socket", "socketpair", "ioctl")
+	if o.AllowUserNamespaces {
+		// moby's rules keep the namespace flags out of clone and clone3
+		// out altogether (ENOSYS) for a process without CAP_SYS_ADMIN.
+		drop = append(drop, "clone", "clone3")
+	}
 	drop = append(append(drop, writes...), opens...)
 	kept := p.Syscalls[:0]
 	for _, rule := range p.Syscalls {
@@ -323,16 +370,36 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 	}
 	p.Syscalls = kept
 
+	if o.AllowUserNamespaces {
+		p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"clone", "clone3"}, Action: specs.ActAllow})
+	}
 	// socketpair follows the socket allowlist rather than being allowed
 	// outright: any family that implements it would otherwise be a way
 	// around that list.
-	for _, f := range socketFamilies {
+	families := slices.Clone(socketFamilies)
+	if o.NoTCP {
+		families = []uint32{afNetlink}
+	}
+	if o.AllowUnixSockets {
+		families = append(families, afUnix, afVsock)
+	}
+	for _, f := range families {
+		if o.Contained && (f == afInet || f == afInet6) {
+			// TCP only: a stream socket of the family's default protocol
+			// or IPPROTO_TCP (not SCTP, not MPTCP, which Landlock's port
+			// rules do not cover).
+			for _, proto := range []uint32{0, ipprotoTCP} {
+				p.Syscalls = append(p.Syscalls, allow("socket", maskedEqual(0, 0xffffffff, f),
+					maskedEqual(1, sockTypeMask, sockStream), maskedEqual(2, 0xffffffff, proto)))
+			}
+			continue
+		}
 		p.Syscalls = append(p.Syscalls, allow("socket", maskedEqual(0, 0xffffffff, f)))
 	}
-	for _, f := range socketFamilies {
+	for _, f := range families {
 		p.Syscalls = append(p.Syscalls, allow("socketpair", maskedEqual(0, 0xffffffff, f)))
 	}
-	if o.AllowSocketpair {
+	if o.AllowSocketpair && !o.AllowUnixSockets {
 		// Only connected kinds: a datagram socket of a pair is not bound
 		// to its peer, and sendto(2) or connect(2) with an address take it
 		// to any unix datagram socket a path names (journald's, a host
@@ -349,10 +416,11 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 		// socketcall stays a plain refusal: it is of the 32-bit ABI the
 		// profile leaves out, and its arguments are behind a pointer.
 		names := slices.DeleteFunc(slices.Clone(refused), func(n string) bool { return n == "socketcall" })
-		p.Syscalls = append(p.Syscalls,
-			specs.LinuxSyscall{Names: names, Action: specs.ActNotify},
-			specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActNotify, Args: []specs.LinuxSeccompArg{maskedEqual(0, 0xffffffff, afUnix)}},
-		)
+		p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: names, Action: specs.ActNotify})
+		if !o.AllowUnixSockets {
+			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"socket"}, Action: specs.ActNotify,
+				Args: []specs.LinuxSeccompArg{maskedEqual(0, 0xffffffff, afUnix)}})
+		}
 	}
 	if o.NotifyReads {
 		p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: opens, Action: specs.ActNotify})

@@ -36,7 +36,8 @@ const InitLandlockFD = 5
 // LandlockRule grants access beneath a path: "r" read and execute, "w"
 // everything a file system allows, "l" listing directories only (for the
 // directories on the way to a denied path: `ls ~` keeps working, the denied
-// path's content stays out of reach).
+// path's content stays out of reach). In the container mode, "connect" and
+// "bind" grant a TCP port, the Path (Landlock ABI 4).
 //
 // A rule whose Access begins with "=" is a check, not a grant: before the
 // command starts, the init verifies that Path, reached without following
@@ -54,8 +55,8 @@ type LandlockRule struct {
 // systemWritable are the sandbox's own writable places.
 var systemWritable = []string{"/tmp", "/dev", "/proc"}
 
-// landlockRules derives the ruleset from the policy's result: writable roots
-// get "w"; everything else readable gets "r" — except the denied paths
+// landlockRules derives the ruleset from the policy's result: the system's
+// writable places (system) and the writable roots get "w"; everything else readable gets "r" — except the denied paths
 // outside the writable roots, which are left out by granting their
 // siblings instead of an ancestor ("the complement"). A denied path that
 // does not exist yet is thus unreadable should it appear, and a mistake in
@@ -63,8 +64,8 @@ var systemWritable = []string{"/tmp", "/dev", "/proc"}
 // on the mounts alone: Landlock cannot take a path out of a grant, and
 // granting a writable root's siblings one by one would stop the command
 // from creating files in it.
-func landlockRules(fsys fs.FS, writable, denied, allowRead []string) ([]LandlockRule, error) {
-	rw := append(slices.Clone(systemWritable), writable...)
+func landlockRules(fsys fs.FS, system, writable, denied, allowRead []string) ([]LandlockRule, error) {
+	rw := append(slices.Clone(system), writable...)
 	var outside []string
 	for _, d := range denied {
 		if real, _, err := mounts.Resolve(fsys, d); err == nil {

@@ -62,8 +62,15 @@ func MemoryLimit(l policy.Limits, pr probe.Result) int64 {
 // gets one, rlimits where they come close (processes: RLIMIT_NPROC counts
 // the sandbox's own user namespace; memory: RLIMIT_AS, address space rather
 // than memory), the runtime for the wall clock and the output.
-func limits(p *policy.Policy, pr probe.Result) ([]Limit, *specs.LinuxResources, []specs.POSIXRlimit) {
+//
+// In the container mode (contained) there is no cgroup, tmpfs or user
+// namespace of the sandbox's: RLIMIT_NPROC would count every process of
+// the caller's, so pids, cpus and the size of /tmp are not enforced.
+func limits(p *policy.Policy, pr probe.Result, contained bool) ([]Limit, *specs.LinuxResources, []specs.POSIXRlimit) {
 	l := p.Limits
+	if contained {
+		pr.Cgroups.Create.Available = false
+	}
 	var (
 		out  []Limit
 		res  = &specs.LinuxResources{}
@@ -97,7 +104,7 @@ func limits(p *policy.Policy, pr probe.Result) ([]Limit, *specs.LinuxResources, 
 			res.Pids = &specs.LinuxPids{Limit: &pids}
 			used = true
 			add("pids", v, ByCgroup)
-		case !pr.Root():
+		case !pr.Root() && !contained:
 			// The command's user namespace is its own: RLIMIT_NPROC counts
 			// the sandbox's processes, not the caller's others.
 			rl = append(rl, specs.POSIXRlimit{Type: "RLIMIT_NPROC", Hard: uint64(l.Pids), Soft: uint64(l.Pids)})
@@ -126,7 +133,9 @@ func limits(p *policy.Policy, pr probe.Result) ([]Limit, *specs.LinuxResources, 
 		rl = append(rl, specs.POSIXRlimit{Type: "RLIMIT_NOFILE", Hard: uint64(l.OpenFiles), Soft: uint64(l.OpenFiles)})
 		add("openFiles", fmt.Sprintf("%d", l.OpenFiles), ByRlimit)
 	}
-	if l.TmpSize > 0 {
+	if l.TmpSize > 0 && contained {
+		add("tmpSize", human(l.TmpSize), ByNone)
+	} else if l.TmpSize > 0 {
 		add("tmpSize", human(l.TmpSize), ByTmpfs)
 	}
 	if l.Timeout > 0 {
@@ -148,7 +157,11 @@ func Unenforced(ls []Limit) []string {
 	for _, l := range ls {
 		switch l.By {
 		case ByNone:
-			out = append(out, l.Name+" "+l.Value+": not enforced (no cgroup for the sandbox)")
+			why := "no cgroup for the sandbox"
+			if l.Name == "tmpSize" {
+				why = "no private /tmp"
+			}
+			out = append(out, l.Name+" "+l.Value+": not enforced ("+why+")")
 		case ByRlimit:
 			if l.Name == "memory" || l.Name == "pids" {
 				out = append(out, l.Name+" "+l.Value+": by rlimit (no cgroup for the sandbox)")

@@ -42,6 +42,11 @@ func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
 		env = withoutSecrets(env, p.Env.Allow)
 		env = withoutNames(env, sandboxEnv)
 		env = append(env, sandboxEnv...)
+		contained := req.Mode == ModeContainer || req.Mode == ModeUnconfined
+		if contained {
+			// The host's /tmp is not the command's to write.
+			env = append(withoutNames(env, []string{"TMPDIR="}), "TMPDIR="+PrivateTmp(req.Host.State, req.ID))
+		}
 		if !hasName(env, "PATH") {
 			env = append(env, defaultPath)
 		}
@@ -51,18 +56,26 @@ func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
 			env = append(env, "HOME="+p.Home)
 		}
 		args := []string{InitPath, InitCommand, fmt.Sprintf("--parent-fd=%d", InitParentFD)}
+		user := specs.User{UID: 0, GID: 0}
+		if contained {
+			// cordon's own binary where it is: there is no mount of it.
+			args[0] = req.Host.Executable
+			args = append(args, "--contained")
+			user = specs.User{UID: req.UID, GID: req.GID}
+		}
 		if seccomp {
 			args = append(args, fmt.Sprintf("--seccomp-fd=%d", InitSeccompFD))
 		}
-		if Nested(req.UID, req.GID) {
+		if Nested(req.UID, req.GID) && !contained {
 			args = append(args, fmt.Sprintf("--uid=%d", req.UID), fmt.Sprintf("--gid=%d", req.GID))
 		}
 		args = append(append(args, "--"), req.Args...)
 		s.Process = &specs.Process{
 			Terminal:    req.Terminal,
 			ConsoleSize: req.ConsoleSize,
-			// Root of the sandbox's user namespace, which is the caller.
-			User:            specs.User{UID: 0, GID: 0},
+			// Root of the sandbox's user namespace, which is the caller
+			// (the caller itself in the container mode).
+			User:            user,
 			Args:            args,
 			Env:             env,
 			Cwd:             req.Cwd,
@@ -278,7 +291,7 @@ func WithAnnotations(a map[string]string) Opt {
 // AnnotationScrub).
 func WithScrub(sc Scrub) Opt {
 	return func(s *specs.Spec) error {
-		if len(sc.Paths) == 0 && len(sc.Globs) == 0 && len(sc.Roots) == 0 && len(sc.Links) == 0 {
+		if len(sc.Paths) == 0 && len(sc.Globs) == 0 && len(sc.Roots) == 0 && len(sc.Links) == 0 && len(sc.Protected) == 0 {
 			return nil
 		}
 		data, err := json.Marshal(sc)

@@ -54,6 +54,10 @@ type Scrub struct {
 	// command can replace (see mounts.Protection): each is put back after
 	// the run, the replacement moved aside.
 	Links []mounts.Link `json:"links,omitempty"`
+	// Protected are the existing read-only paths inside the writable
+	// roots, in the container mode, which cannot make them read-only: the
+	// runtime records them before the run and puts back what changed.
+	Protected []string `json:"protected,omitempty"`
 }
 
 // NestedDepth is how deep below a writable root (and a trusted directory in
@@ -311,7 +315,21 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		rules = append(rules, mounts.Rule{Path: req.Host.State, Access: mounts.Deny})
 		denied = append(denied, req.Host.State)
 	}
-	if pl.landlock, err = landlockRules(fsys, writable, denied, reopened); err != nil {
+	if req.Mode == ModeUnconfined {
+		return pl, nil
+	}
+	if req.Mode == ModeContainer {
+		// No mounts: Landlock is the file-system layer (container.go),
+		// and what the binds would keep read-only is put back after.
+		for _, r := range rules {
+			if r.Access == mounts.ReadOnly && covered(r.Path, writable) && !slices.Contains(pl.scrub.Protected, r.Path) {
+				pl.scrub.Protected = append(pl.scrub.Protected, r.Path)
+			}
+		}
+		pl.landlock, err = containerLandlock(fsys, req, writable, denied, reopened)
+		return pl, err
+	}
+	if pl.landlock, err = landlockRules(fsys, systemWritable, writable, denied, reopened); err != nil {
 		return pl, err
 	}
 	// cordon's own binary, for the tools it offers inside (it exists only
@@ -422,7 +440,8 @@ func outermost(ps []string) []string {
 // under a filter with a listener, which would make a second one fail), the
 // refusals cordon records notify the runtime, and so do the file accesses
 // rec asks for.
-func seccompProfile(p *policy.Policy, rec Record, pr probe.Result) (*specs.LinuxSeccomp, error) {
+func seccompProfile(p *policy.Policy, req Request, pr probe.Result) (*specs.LinuxSeccomp, error) {
+	rec := req.Record
 	probed := !pr.ProbedAt.IsZero()
 	if probed && !pr.Seccomp.Available {
 		return nil, nil
@@ -433,6 +452,12 @@ func seccompProfile(p *policy.Policy, rec Record, pr probe.Result) (*specs.Linux
 	}
 	return seccomp.Profile(seccomp.Options{
 		Arch: pr.Arch, KernelVersion: pr.Kernel, AllowSocketpair: p.Sandbox.AllowSocketpair,
+		AllowUnixSockets:    p.Network.AllowAllUnixSockets,
+		AllowUserNamespaces: p.Sandbox.AllowNestedUserNamespaces,
+		Contained:           req.Mode == ModeContainer,
+		// Without Landlock's TCP rules (ABI 4) nothing else would keep a
+		// contained command's connections to the proxy.
+		NoTCP:  req.Mode == ModeContainer && probed && pr.LandlockABI() < 4,
 		Notify: notify, NotifyWrites: rec.Writes || rec.Reads, NotifyReads: rec.Reads,
 	})
 }

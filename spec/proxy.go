@@ -42,7 +42,10 @@ func ProxyPorts(p *policy.Policy) (httpPort, socksPort int) {
 
 // WithProxy points the command at the proxy (environment) and tells the
 // init to make its listening sockets, when the policy allows any network.
-func WithProxy(p *policy.Policy) Opt {
+// In the container mode the runtime listens on the host's loopback itself,
+// at ports of its choosing that replace these in the environment and
+// become the Landlock rules' only TCP ports (see ContainedProxyEnv).
+func WithProxy(p *policy.Policy, req Request) Opt {
 	return func(s *specs.Spec) error {
 		if !Proxied(p) {
 			return nil
@@ -59,6 +62,11 @@ func WithProxy(p *policy.Policy) Opt {
 		if h < 1024 || so < 1024 {
 			return fmt.Errorf("%w: the proxy's ports inside the sandbox must be 1024 or higher (httpProxyPort %d, socksProxyPort %d)", ErrInvalid, h, so)
 		}
+		if req.Mode == ModeContainer {
+			env := netproxy.Env(h, so, req.Host.Executable)
+			s.Process.Env = append(withoutNames(s.Process.Env, env), env...)
+			return WithAnnotations(map[string]string{AnnotationProxy: fmt.Sprintf("%d,%d", h, so)})(s)
+		}
 		env := netproxy.Env(h, so, InitPath)
 		s.Process.Env = append(withoutNames(s.Process.Env, env), env...)
 		i := slices.Index(s.Process.Args, "--")
@@ -69,4 +77,12 @@ func WithProxy(p *policy.Policy) Opt {
 			fmt.Sprintf("--proxy-fd=%d", InitProxyFD), fmt.Sprintf("--proxy-ports=%d,%d", h, so))
 		return WithAnnotations(map[string]string{AnnotationProxy: fmt.Sprintf("%d,%d", h, so)})(s)
 	}
+}
+
+// ContainedProxyEnv is env with the proxy's variables pointing at the
+// ports the runtime listens on (the container mode), instead of those
+// WithProxy wrote.
+func ContainedProxyEnv(env []string, httpPort, socksPort int, cordonPath string) []string {
+	proxy := netproxy.Env(httpPort, socksPort, cordonPath)
+	return append(withoutNames(env, proxy), proxy...)
 }

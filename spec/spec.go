@@ -79,6 +79,13 @@ type Request struct {
 	// Record asks for the file accesses the sandbox refuses to be
 	// recorded, at a cost (see Record).
 	Record Record
+	// Mode is how the command is confined: ModeFull ("" too) or
+	// ModeContainer (see container.go).
+	Mode string
+	// HostProc binds the host's /proc instead of a fresh procfs, where an
+	// outer container's masks forbid mounting one
+	// (sandbox.enableWeakerNestedSandbox).
+	HostProc bool
 }
 
 // Record selects the file accesses whose refusals are recorded. Each one
@@ -133,6 +140,12 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 	if len(req.Args) == 0 {
 		return nil, fmt.Errorf("%w: no command", ErrInvalid)
 	}
+	if req.Mode == "" {
+		req.Mode = ModeFull
+	}
+	if req.Mode != ModeFull && req.Mode != ModeContainer && req.Mode != ModeUnconfined {
+		return nil, fmt.Errorf("%w: unknown sandbox mode %q", ErrInvalid, req.Mode)
+	}
 	if !path.IsAbs(req.Cwd) {
 		return nil, fmt.Errorf("%w: working directory %q is not absolute", ErrInvalid, req.Cwd)
 	}
@@ -144,22 +157,25 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 	if err != nil {
 		return nil, err
 	}
-	profile, err := seccompProfile(p, req.Record, pr)
+	profile, err := seccompProfile(p, req, pr)
 	if err != nil {
 		return nil, err
 	}
-	lims, res, rl := limits(p, pr)
+	if req.Mode != ModeFull {
+		return containerOpts(p, req, pr, plan, profile), nil
+	}
+	lims, res, rl := limits(p, pr, false)
 	return []Opt{
 		WithRoot(req.Host.Rootfs),
 		WithProcess(p, req, profile != nil),
 		WithLandlock(plan.landlock),
 		WithLandlockStatus(pr),
-		WithProxy(p),
+		WithProxy(p, req),
 		WithLimits(res, rl, lims),
 		WithNamespaces(pr),
 		WithIDMappings(req.UID, req.GID),
 		WithCapabilities(Nested(req.UID, req.GID)),
-		WithMounts(plan.mounts),
+		WithMounts(withHostProc(plan.mounts, req.HostProc)),
 		WithProcMasks(),
 		WithSeccomp(profile),
 		WithCgroupsPath(pr, req.ID),
@@ -167,6 +183,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 			AnnotationWorkspace: p.Workspace,
 			AnnotationMode:      p.Mode.String(),
 		}),
+		withHostProcAnnotation(req.HostProc),
 		WithScrub(plan.scrub),
 	}, nil
 }

@@ -161,6 +161,30 @@ func TestCompile(t *testing.T) {
 				return r
 			},
 		},
+		{
+			// No namespaces or mounts: Landlock (with /dev and the state
+			// hidden, the private tmp writable), the init on the host.
+			name: "container",
+			pol: func(t *testing.T) *policy.Policy {
+				p := defaultPolicy(t, "/home/u/ws", "/home/u")
+				p.Network.AllowedDomains = []string{"example.com"}
+				return p
+			},
+			req: func() Request {
+				r := request("make", "test")
+				r.Mode = ModeContainer
+				return r
+			},
+		},
+		{
+			name: "host-proc",
+			pol:  func(t *testing.T) *policy.Policy { return defaultPolicy(t, "/home/u/ws", "/home/u") },
+			req: func() Request {
+				r := request("true")
+				r.HostProc = true
+				return r
+			},
+		},
 	}
 	validate := schema(t)
 	for _, tc := range tests {
@@ -188,6 +212,25 @@ func TestCompile(t *testing.T) {
 			data, _ = json.MarshalIndent(s, "", "  ")
 			golden(t, "compile-"+tc.name, append(data, '\n'))
 		})
+	}
+}
+
+// TestContainerRefusesHiddenInWritable: a denied path that exists inside a
+// writable root cannot be hidden by Landlock, which grants the root whole:
+// the container mode refuses the run rather than showing it.
+func TestContainerRefusesHiddenInWritable(t *testing.T) {
+	p := defaultPolicy(t, "/home/u/ws", "/home/u")
+	p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, "/home/u/ws/src/main.go")
+	r := request("true")
+	r.Mode = ModeContainer
+	_, err := Compile(p, r, amd64)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "/home/u/ws/src/main.go") {
+		t.Errorf("Compile = %v, want ErrUnsupported naming the path", err)
+	}
+	// The full sandbox hides it with a mount.
+	r.Mode = ModeFull
+	if _, err := Compile(p, r, amd64); err != nil {
+		t.Errorf("full: %v", err)
 	}
 }
 

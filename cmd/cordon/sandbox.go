@@ -228,10 +228,11 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 			req.ConsoleSize = &specs.Box{Width: uint(w), Height: uint(h)}
 		}
 	}
-	pr, err := machine(ctx, pol, inv.stderr)
+	pr, m, err := machine(ctx, pol, inv.stderr)
 	if err != nil {
 		return nil, err
 	}
+	req.Mode, req.HostProc = m.mode, m.hostProc
 	s, err := spec.Compile(pol, req, pr)
 	if err != nil {
 		return nil, err
@@ -242,30 +243,73 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 	return &sandbox{policy: pol, req: req, spec: s}, nil
 }
 
+// mode is how a run is confined on this machine (see machine).
+type mode struct {
+	mode     string // spec.ModeFull or spec.ModeContainer
+	hostProc bool   // the full sandbox with the host's /proc
+}
+
 // machine returns what this kernel and user can do (probed once per boot)
-// and refuses what cannot be sandboxed: a sandbox that lacks a core
-// protection never runs, one that lacks others runs with a warning, or not
-// at all under failIfUnavailable.
-func machine(ctx context.Context, pol *policy.Policy, stderr io.Writer) (probe.Result, error) {
+// and how a run is confined, best first: the full sandbox; the full
+// sandbox with the host's /proc where only a fresh one is refused and
+// sandbox.enableWeakerNestedSandbox accepts that; the container mode
+// (Landlock and seccomp, no namespaces) unless the settings require the
+// full sandbox; with no confinement at all only where the settings accept
+// it (cordon.acceptUnconfined). Anything less than the full sandbox is
+// said on stderr (once per boot). A sandbox that lacks a core protection
+// never runs, one that lacks others runs with a warning, or not at all
+// under failIfUnavailable.
+func machine(ctx context.Context, pol *policy.Policy, stderr io.Writer) (probe.Result, mode, error) {
+	full := mode{mode: spec.ModeFull}
 	// The binary on disk: cordon serve runs from a sealed copy in memory.
 	exe, _ := runtime.Executable()
 	pr, err := probe.Load(ctx, probe.Options{Executable: exe})
 	if err != nil {
-		return pr, fmt.Errorf("probe what this machine can do: %w", err)
+		return pr, full, fmt.Errorf("probe what this machine can do: %w", err)
 	}
 	v := probe.Assess(pr)
-	if err := v.Err(); err != nil {
-		return pr, err
+	requireFull := pol.FailIfUnavailable || pol.Sandbox.RequireFull
+	switch {
+	case pol.Sandbox.ContainerMode && v.Level != probe.Unavailable && !requireFull:
+		if !pr.Seccomp.Available || pr.LandlockABI() == 0 {
+			return pr, full, fmt.Errorf("%w: cordon.containerMode asks for the container mode, which needs Landlock and seccomp (cordon doctor)", probe.ErrUnavailable)
+		}
+		return pr, mode{mode: spec.ModeContainer}, nil
+	case v.Level == probe.Unavailable || v.Level == probe.ContainerMode:
+		if v.HostProc && pol.Sandbox.EnableWeakerNestedSandbox {
+			if firstWarning(pr, []string{"host /proc"}) {
+				fmt.Fprintf(stderr, "cordon: warning: the full sandbox with the host's /proc (sandbox.enableWeakerNestedSandbox): the command sees the host's processes (said once per boot; cordon doctor)\n")
+			}
+			return pr, mode{mode: spec.ModeFull, hostProc: true}, nil
+		}
+		if v.Level == probe.Unavailable {
+			if pol.Sandbox.AcceptUnconfined && !requireFull {
+				fmt.Fprintf(stderr, "cordon: warning: no sandbox: neither namespaces nor Landlock here; running unconfined (cordon.acceptUnconfined)\n")
+				return pr, mode{mode: spec.ModeUnconfined}, nil
+			}
+			return pr, full, v.Err()
+		}
+		if requireFull {
+			key := "cordon.requireFullSandbox"
+			if pol.FailIfUnavailable {
+				key = "sandbox.failIfUnavailable"
+			}
+			return pr, full, fmt.Errorf("%w: %s (%s is set, and only the container mode could run here; cordon doctor shows the fix)", probe.ErrUnavailable, v.Problems[0].Message, key)
+		}
+		if firstWarning(pr, v.Lost) {
+			fmt.Fprintf(stderr, "cordon: warning: container mode: no namespaces here (%s), commands are confined by Landlock and seccomp (said once per boot; cordon doctor shows what that loses and how to get the full sandbox)\n", v.Problems[0].Message)
+		}
+		return pr, mode{mode: spec.ModeContainer}, nil
 	}
 	if v.Level == probe.Degraded {
 		if pol.FailIfUnavailable {
-			return pr, fmt.Errorf("%w: %s (sandbox.failIfUnavailable is set; cordon doctor shows the fix)", probe.ErrUnavailable, strings.Join(v.Lost, "; "))
+			return pr, full, fmt.Errorf("%w: %s (sandbox.failIfUnavailable is set; cordon doctor shows the fix)", probe.ErrUnavailable, strings.Join(v.Lost, "; "))
 		}
 		if firstWarning(pr, v.Lost) {
 			fmt.Fprintf(stderr, "cordon: warning: degraded sandbox: %s (said once per boot; cordon doctor shows the fix)\n", strings.Join(v.Lost, "; "))
 		}
 	}
-	return pr, nil
+	return pr, full, nil
 }
 
 // firstWarning reports whether the warning about these lost protections

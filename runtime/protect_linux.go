@@ -1,0 +1,265 @@
+package runtime
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The container mode cannot make the protected paths inside a writable
+// root read-only (Landlock grants a directory whole; see
+// spec.ModeContainer): cordon records them before the run and, once every
+// process of the run is gone, puts back whatever the command changed,
+// replaced or removed, moving what it put there aside (NAME.cordon-
+// quarantine-ID), as the full sandbox's scrub does for what appears.
+
+// Bounds of what is recorded: a protected tree larger than this is refused
+// rather than left unprotected.
+const (
+	maxProtectedEntries = 20000
+	maxProtectedBytes   = 64 << 20
+)
+
+// protectedEntry is one file, directory or symlink as it was.
+type protectedEntry struct {
+	path     string
+	mode     uint32 // st_mode, type included
+	dev, ino uint64
+	data     []byte   // a regular file's content
+	target   string   // a symlink's
+	names    []string // a directory's entries
+}
+
+type protectedSnapshot struct {
+	entries []protectedEntry
+	id      string
+}
+
+// snapshotProtected records the protected paths that exist, and everything
+// below those that are directories, without following symlinks.
+func snapshotProtected(ps []string, id string) (*protectedSnapshot, error) {
+	snap := &protectedSnapshot{id: id}
+	size := 0
+	var add func(p string) error
+	add = func(p string) error {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				return nil // scrubbed if it appears (spec.Scrub.Paths)
+			}
+			return fmt.Errorf("protected path %s: %w", p, err)
+		}
+		if len(snap.entries) >= maxProtectedEntries || size > maxProtectedBytes {
+			return fmt.Errorf("the protected paths inside the writable roots hold more than %d files or %d MiB, which the container mode would have to put back after the run", maxProtectedEntries, maxProtectedBytes>>20)
+		}
+		e := protectedEntry{path: p, mode: st.Mode, dev: st.Dev, ino: st.Ino}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			data, err := readNoFollow(p)
+			if err != nil {
+				return fmt.Errorf("protected path %s: %w", p, err)
+			}
+			e.data = data
+			size += len(data)
+		case unix.S_IFLNK:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return fmt.Errorf("protected path %s: %w", p, err)
+			}
+			e.target = t
+		case unix.S_IFDIR:
+			des, err := os.ReadDir(p)
+			if err != nil {
+				return fmt.Errorf("protected path %s: %w", p, err)
+			}
+			for _, de := range des {
+				e.names = append(e.names, de.Name())
+			}
+			snap.entries = append(snap.entries, e)
+			for _, n := range e.names {
+				if err := add(path.Join(p, n)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		snap.entries = append(snap.entries, e)
+		return nil
+	}
+	for _, p := range ps {
+		if slices.ContainsFunc(snap.entries, func(e protectedEntry) bool { return e.path == p }) {
+			continue
+		}
+		if err := add(p); err != nil {
+			return nil, err
+		}
+	}
+	return snap, nil
+}
+
+// readNoFollow reads the regular file p, refusing a symlink at its end.
+func readNoFollow(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(f)
+	return b.Bytes(), err
+}
+
+// restore puts every recorded entry back, parents first, and returns a
+// note for each one it had to.
+func (snap *protectedSnapshot) restore() []string {
+	var notes []string
+	for _, e := range snap.entries {
+		what, err := snap.restoreOne(e)
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("could not put back the protected %s: %v", e.path, err))
+		case what != "":
+			notes = append(notes, what)
+		}
+	}
+	return notes
+}
+
+// restoreOne makes e.path what it was, walking to it without following a
+// symlink. A symlink or file on the way, or something else in its place,
+// is moved aside first.
+func (snap *protectedSnapshot) restoreOne(e protectedEntry) (string, error) {
+	dir, name, err := openParent(e.path)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ENOENT) {
+		// The way there changed: the protected parents come back first
+		// (they are earlier entries); what is left is outside them.
+		if _, _, err := scrubOne(path.Dir(e.path), snap.id); err != nil {
+			return "", err
+		}
+		dir, name, err = openParent(e.path)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(dir)
+	var st unix.Stat_t
+	err = unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		if err := snap.make(dir, name, e); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("put back %s (protected; removed during the run)", e.path), nil
+	case err != nil:
+		return "", err
+	}
+	typ := e.mode & unix.S_IFMT
+	same := st.Mode&unix.S_IFMT == typ
+	switch {
+	case same && typ == unix.S_IFDIR:
+		var moved []string
+		if st.Mode != e.mode {
+			if err := unix.Fchmodat(dir, name, e.mode&0o7777, 0); err != nil {
+				return "", err
+			}
+			moved = append(moved, "its mode")
+		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return "", err
+		}
+		f := os.NewFile(uintptr(fd), e.path)
+		now, err := f.Readdirnames(-1)
+		if err != nil {
+			f.Close()
+			return "", err
+		}
+		for _, n := range now {
+			if slices.Contains(e.names, n) {
+				continue
+			}
+			if err := unix.Renameat2(fd, n, fd, n+".cordon-quarantine-"+snap.id, unix.RENAME_NOREPLACE); err != nil {
+				f.Close()
+				return "", err
+			}
+			moved = append(moved, n)
+		}
+		f.Close()
+		if len(moved) == 0 {
+			return "", nil
+		}
+		return fmt.Sprintf("put back the protected %s: %s changed during the run (moved aside as *.cordon-quarantine-%s)", e.path, strings.Join(moved, ", "), snap.id), nil
+	case same && typ == unix.S_IFLNK:
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(dir, name, buf)
+		if err == nil && string(buf[:n]) == e.target {
+			return "", nil
+		}
+	case same && typ == unix.S_IFREG && st.Dev == e.dev && st.Ino == e.ino:
+		// The same file: its content and mode are put back in place
+		// (never through another inode, which could be a hard link to
+		// a file outside the writable roots).
+		fd, err := unix.Openat(dir, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return "", err
+		}
+		f := os.NewFile(uintptr(fd), e.path)
+		defer f.Close()
+		var now bytes.Buffer
+		if _, err := now.ReadFrom(f); err != nil {
+			return "", err
+		}
+		if bytes.Equal(now.Bytes(), e.data) && st.Mode == e.mode {
+			return "", nil
+		}
+		if err := f.Truncate(0); err != nil {
+			return "", err
+		}
+		if _, err := f.WriteAt(e.data, 0); err != nil {
+			return "", err
+		}
+		if err := unix.Fchmod(fd, e.mode&0o7777); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("put back %s (protected; changed during the run)", e.path), nil
+	}
+	dst := name + ".cordon-quarantine-" + snap.id
+	if err := unix.Renameat2(dir, name, dir, dst, unix.RENAME_NOREPLACE); err != nil {
+		return "", fmt.Errorf("rename: %w", err)
+	}
+	if err := snap.make(dir, name, e); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("put back %s (protected; replaced during the run: moved to %s)", e.path, path.Join(path.Dir(e.path), dst)), nil
+}
+
+// make creates e as name in dir.
+func (snap *protectedSnapshot) make(dir int, name string, e protectedEntry) error {
+	switch e.mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return unix.Mkdirat(dir, name, e.mode&0o7777)
+	case unix.S_IFLNK:
+		return unix.Symlinkat(e.target, dir, name)
+	case unix.S_IFREG:
+		fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, e.mode&0o7777)
+		if err != nil {
+			return err
+		}
+		f := os.NewFile(uintptr(fd), name)
+		_, err = f.Write(e.data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = unix.Fchmodat(dir, name, e.mode&0o7777, 0)
+		}
+		return err
+	}
+	return nil // a fifo or device: not put back
+}

@@ -180,7 +180,7 @@ func TestAssessCases(t *testing.T) {
 			r.Host.Sysctls[SysctlUnprivUserns] = "0"
 			allNamespaces(r, eperm)
 		}, summary{Level: ContainerMode,
-			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
+			Lost: containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable unprivileged-userns-clone-disabled: userNamespaces mountNamespace pidNamespace " +
 				"procfs networkNamespace ipcNamespace utsNamespace cgroupNamespace"}},
 			"kernel.unprivileged_userns_clone=1"},
@@ -188,7 +188,7 @@ func TestAssessCases(t *testing.T) {
 			r.Host.Sysctls[SysctlMaxUserNS] = "0"
 			allNamespaces(r, Feature{Step: "clone", Errno: "ENOSPC"})
 		}, summary{Level: ContainerMode,
-			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
+			Lost: containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable max-user-namespaces-zero: userNamespaces mountNamespace pidNamespace " +
 				"procfs networkNamespace ipcNamespace utsNamespace cgroupNamespace"}},
 			"user.max_user_namespaces=15000"},
@@ -231,7 +231,7 @@ func TestAssessCases(t *testing.T) {
 		{"kernel without user namespaces", func(r *Result) {
 			allNamespaces(r, Feature{Step: "clone", Errno: "EINVAL"})
 		}, summary{Level: ContainerMode,
-			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
+			Lost: containerLost(Result{Landlock: Landlock{ABI: 4}}),
 			Problems: []string{"unavailable kernel-config: userNamespaces mountNamespace pidNamespace " +
 				"procfs networkNamespace ipcNamespace utsNamespace cgroupNamespace"}},
 			"CONFIG_USER_NS"},

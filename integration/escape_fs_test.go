@@ -95,7 +95,8 @@ for fd in 5 6 7 8 9; do echo "pwned $TOKEN" >&$fd; done 2>/dev/null; true`,
 			script: `mv ../home "../home.$TOKEN" && mkdir ../home && echo "evil $TOKEN" > ../home/.bashrc`,
 			breach: outside},
 		{cat: catWrite, name: "chmod, chown and timestamps outside",
-			script: `chmod 666 "$HOME/outside.txt"; chmod 777 "$HOME"; chmod 644 "$HOME/.ssh/id_ed25519"; touch -d 2001-01-01 "$HOME/outside.txt"`,
+			notContained: "Landlock does not handle chmod, chown, utimes or xattrs (ABI 7): the owner changes them outside the writable roots",
+			script:       `chmod 666 "$HOME/outside.txt"; chmod 777 "$HOME"; chmod 644 "$HOME/.ssh/id_ed25519"; touch -d 2001-01-01 "$HOME/outside.txt"`,
 			breach: func(e *escEnv, r result) []string {
 				out := e.outsideChanged()
 				if fi, err := os.Stat(filepath.Join(e.b.home, "outside.txt")); err == nil && fi.ModTime().Year() == 2001 {
@@ -150,9 +151,10 @@ func readCases() []escCase {
 	/dev/fd/../../proc/self/root$HOME/.env; do cat "$p"; done 2>/dev/null; true`,
 			breach: seen},
 		{cat: catRead, name: ".env anywhere in the workspace (a glob)",
-			setup:  func(e *escEnv) { e.secret("ws/a/b/c/.env"); e.secret("ws/node_modules/pkg/.env") },
-			script: `cat .env app/.env a/b/c/.env node_modules/pkg/.env; find . -name .env -exec cat {} \; ; grep -r secret- . ; tar cf - . | tar xOf - 2>/dev/null | grep secret-; true`,
-			breach: seen},
+			notContained: "a denied path inside a writable root is not hidden but refuses the run (spec.TestContainerRefusesHiddenInWritable)",
+			setup:        func(e *escEnv) { e.secret("ws/a/b/c/.env"); e.secret("ws/node_modules/pkg/.env") },
+			script:       `cat .env app/.env a/b/c/.env node_modules/pkg/.env; find . -name .env -exec cat {} \; ; grep -r secret- . ; tar cf - . | tar xOf - 2>/dev/null | grep secret-; true`,
+			breach:       seen},
 		{cat: catRead, name: "through /proc/PID/root and /proc/PID/cwd",
 			// In a container without a pid namespace /proc/1/root is the
 			// host's root; a host process of the caller's is as good.
@@ -179,8 +181,9 @@ func readCases() []escCase {
 			},
 			breach: seen},
 		{cat: catRead, name: "the names in a denied directory",
-			setup:  func(e *escEnv) { e.plant("home/.ssh/id_"+e.token+"_work", "key\n", 0o600) },
-			script: `ls -la ~/.ssh; find ~/.ssh; echo ~/.ssh/*; true`,
+			notContained: "Landlock grants listing by hierarchy: the names in a denied directory can be listed, not read",
+			setup:        func(e *escEnv) { e.plant("home/.ssh/id_"+e.token+"_work", "key\n", 0o600) },
+			script:       `ls -la ~/.ssh; find ~/.ssh; echo ~/.ssh/*; true`,
 			breach: func(e *escEnv, r result) []string {
 				if strings.Contains(r.stdout+r.stderr, "id_"+e.token+"_work") {
 					return []string{"the name of a key in ~/.ssh was listed"}

@@ -131,6 +131,7 @@ nsenter -t 1 -a cat "$HOME/.ssh/id_ed25519"; true`,
 			script: `CORDON_IT_ESCAPE=vmread "$HELPER" $VICTIM`,
 			breach: seen},
 		{cat: catPriv, name: "the caller's SysV shared memory",
+			notContained: "no IPC namespace: System V IPC is the host's",
 			// A host process of the caller's keeps data in a SysV segment
 			// (PostgreSQL, X's MIT-SHM, an IPC library): its IPC
 			// namespace is the host's.

@@ -67,6 +67,10 @@ func PoolKey(s *specs.Spec) (string, error) {
 	if s == nil || s.Process == nil || s.Linux == nil {
 		return "", errors.New("pool key: incomplete spec")
 	}
+	if spec.Contained(s) {
+		// Nothing to make ahead: the container mode's init costs a fork.
+		return "", errors.New("pool key: the container mode is not pooled")
+	}
 	k := *s
 	p := *s.Process
 	p.Args = initArgs(p.Args)

@@ -22,6 +22,7 @@ import (
 	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/runtime"
 	"cordon.dev/cordon/serve"
+	"cordon.dev/cordon/spec"
 )
 
 // serveIdleOnDemand is how long a daemon that cordon run started waits for
@@ -222,6 +223,10 @@ func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File, 
 	}
 	if sb.spec.Process.Terminal {
 		return nil, &serve.Declined{Reason: "the command gets a terminal"}
+	}
+	if spec.Contained(sb.spec) {
+		// Nothing to make ahead: the container mode's init costs a fork.
+		return nil, &serve.Declined{Reason: "the container mode"}
 	}
 	rep := newRunReport(sb)
 	rep.w = stdio[2]

@@ -4,7 +4,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -133,27 +132,6 @@ func TestDarwinBuildsWithoutLinux(t *testing.T) {
 	for imp := range darwin.imports {
 		if strings.Contains(imp, "golang.org/x/sys/unix") || strings.HasPrefix(imp, libcontainer) {
 			t.Errorf("darwin imports %s", imp)
-		}
-	}
-}
-
-// TestBinaryWithoutNetHTTP keeps net/http and what it brings out of the
-// cordon binary: every cold run initialises every linked package, and
-// these faulted in some 2 MB (issue 11: a cold run's peak RSS must not
-// exceed runc's). The tags are the Makefile's build's.
-func TestBinaryWithoutNetHTTP(t *testing.T) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("needs the go command")
-	}
-	out, err := exec.Command(goCmd, "list", "-deps", "-tags", "seccomp,runc_nocriu,netgo,osusergo", "./cmd/cordon").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for dep := range strings.FieldsSeq(string(out)) {
-		switch dep {
-		case "net/http", "crypto/tls", "golang.org/x/net/http2":
-			t.Errorf("cmd/cordon links %s: its initialisation costs every cold run peak RSS (issue 11)", dep)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ func DialConnect(ctx context.Context, proxyAddr, host string, port int) (net.Con
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	br := bufio.NewReader(c)
-	resp, err := readResponseHead(br, "CONNECT")
+	resp, err := http.ReadResponse(br, &http.Request{Method: "CONNECT"})
 	if err != nil {
 		c.Close()
 		if ctx.Err() != nil {
@@ -41,21 +42,12 @@ func DialConnect(ctx context.Context, proxyAddr, host string, port int) (net.Con
 		}
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	if resp.status != 200 {
-		var body io.Reader
-		switch resp.body {
-		case bodyLength:
-			body = io.LimitReader(br, resp.length)
-		case bodyChunked:
-			body = &chunkedReader{br: br}
-		default:
-			body = br
-		}
-		b, _ := io.ReadAll(io.LimitReader(body, 16<<10))
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
 		c.Close()
 		return nil, &RefusedError{
-			Reason:  Reason(resp.header.get("X-Proxy-Error")),
-			Status:  strings.TrimSpace(strconv.Itoa(resp.status) + " " + resp.reason),
+			Reason:  Reason(resp.Header.Get("X-Proxy-Error")),
+			Status:  resp.Status,
 			Message: strings.TrimSpace(string(b)),
 		}
 	}

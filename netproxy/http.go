@@ -8,25 +8,27 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// The HTTP proxy is cordon's own HTTP/1.1 server and client (not
-// net/http's, whose packages and their initialisation a cold run would pay
-// for on every start): one goroutine per client connection reads request
-// heads one after the other; CONNECT opens a tunnel, an absolute-form
-// http:// request is forwarded on a pooled upstream connection with its
-// body streamed both ways.
+// The HTTP proxy serves each client connection with one goroutine that
+// reads requests one after the other with net/http's parser (see head.go);
+// CONNECT opens a tunnel, an absolute-form http:// request is forwarded on
+// a pooled upstream connection with its body streamed both ways.
 
-// The X-Proxy-Error values that are not refusals.
+// The X-Proxy-Error values that are not refusals of the destination.
 const (
-	errBadRequest    = "bad-request"
-	errResolveFailed = "resolve-failed"
-	errUpstream      = "upstream-error"
+	errBadRequest     = "bad-request"
+	errResolveFailed  = "resolve-failed"
+	errUpstream       = "upstream-error"
+	errRequestRefused = "request-refused"
+	errMisdirected    = "misdirected-request"
 )
 
 // maxDiscard is how much of a request body that is not forwarded (a
@@ -39,30 +41,49 @@ const maxDiscard = 256 << 10
 // Transport waits as long before it reuses a connection).
 const bodyGrace = 50 * time.Millisecond
 
+// route says where the requests of one client connection go. The zero
+// route is the proxy port's: every request names its destination in
+// absolute form and is decided on its own.
+type route struct {
+	// dest, when not nil, is where every request goes: a destination
+	// decided before, as a tunnel's whose TLS the proxy ends. Requests
+	// are then in origin form, and one whose Host names another host is
+	// refused (421).
+	dest *Decision
+	// dial, when set, connects to an allowed destination instead of
+	// Proxy.dialDest (as a TLS client, say); pool then names its
+	// connections in the pool, beside the destination.
+	dial func(context.Context, Decision) (net.Conn, error)
+	pool string
+	// prepare, when set, sees each request before it is sent upstream.
+	// It may change its header and its body (req.Body, with
+	// req.ContentLength, -1 for a chunked body), or refuse it with an
+	// error, which the client gets as a 403.
+	prepare func(*http.Request, Decision) error
+}
+
 // clientConn is a client connection of the HTTP proxy.
 type clientConn struct {
 	c  net.Conn      // the connection: writes, deadlines, splicing
-	br *bufio.Reader // reads it, from the byte that told HTTP from SOCKS
+	br *bufio.Reader // reads it, through hr
+	hr *headReader
 	// linger: bytes of a request may be unread; the connection is closed
 	// after the client has had time to read the answer (a close with
 	// unread bytes resets the connection and can lose the answer).
 	linger bool
-	// large: the proxy's large head slots (see lineReader)
-	large chan struct{}
 }
 
-// serveHTTP serves the requests of one client connection in turn; first
-// is the byte serveConn read.
-func (p *Proxy) serveHTTP(c net.Conn, first byte) {
-	cc := &clientConn{c: c, br: bufio.NewReaderSize(&prefixConn{Conn: c, first: []byte{first}}, 4<<10), large: p.largeHeads}
+// serveHTTP serves the requests of the client connection c in turn, read
+// from r (c, or what gives back the bytes read to tell HTTP from SOCKS),
+// as rt says.
+func (p *Proxy) serveHTTP(c net.Conn, r io.Reader, rt route) {
+	hr := &headReader{r: r, large: p.largeHeads}
+	cc := &clientConn{c: c, br: bufio.NewReaderSize(hr, 4<<10), hr: hr}
 	defer cc.close()
 	for {
 		c.SetReadDeadline(time.Now().Add(handshakeTimeout))
-		// the head stays in memory while the request is served
-		lr := &lineReader{br: cc.br, budget: maxHead, large: p.largeHeads}
-		req, err := parseRequest(lr)
+		req, err := readRequestHead(cc.br, hr)
 		if err != nil {
-			lr.release()
 			var he *headError
 			if errors.As(err, &he) {
 				c.Write(errorResponse(he.status, errBadRequest, "cordon proxy: "+he.msg+"\n", true))
@@ -71,8 +92,9 @@ func (p *Proxy) serveHTTP(c net.Conn, first byte) {
 			return
 		}
 		c.SetReadDeadline(time.Time{})
-		ok := p.serveRequest(cc, req)
-		lr.release()
+		// the head stays in memory while the request is served
+		ok := p.serveRequest(cc, req, rt)
+		hr.release()
 		if !ok || p.isClosed() {
 			return
 		}
@@ -85,6 +107,7 @@ func (p *Proxy) serveHTTP(c net.Conn, first byte) {
 
 // close ends the connection, lingering when bytes may be unread.
 func (cc *clientConn) close() {
+	cc.hr.release()
 	if cc.linger {
 		if cw, ok := cc.c.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
 			cc.c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
@@ -95,13 +118,23 @@ func (cc *clientConn) close() {
 }
 
 // serveRequest answers one request; false when the connection must end.
-func (p *Proxy) serveRequest(cc *clientConn, req *request) bool {
-	host, port, err := splitTarget(req.method, req.target)
+func (p *Proxy) serveRequest(cc *clientConn, req *http.Request, rt route) bool {
+	if rt.dest != nil {
+		d := *rt.dest
+		if req.Method == "CONNECT" || !strings.HasPrefix(req.RequestURI, "/") && req.RequestURI != "*" {
+			return cc.answer(req, 400, errBadRequest, "cordon proxy: not an origin-form request\n")
+		}
+		if host := strings.TrimSuffix(withoutPort(req.Host), "."); !strings.EqualFold(strings.Trim(host, "[]"), d.Host) {
+			return cc.answer(req, 421, errMisdirected, fmt.Sprintf("cordon proxy: this connection is to %s, not %s\n", d.dest(), printable(req.Host)))
+		}
+		return p.forward(cc, req, d, rt)
+	}
+	host, port, err := splitTarget(req.Method, req.RequestURI)
 	if err != nil {
 		return cc.answer(req, 400, errBadRequest, "cordon proxy: "+err.Error()+"\n")
 	}
 	proto := "http"
-	if req.method == "CONNECT" {
+	if req.Method == "CONNECT" {
 		proto = "connect"
 	}
 	d := p.decide(p.ctx, proto, host, port)
@@ -109,10 +142,10 @@ func (p *Proxy) serveRequest(cc *clientConn, req *request) bool {
 		status, xerr, body := refusal(d)
 		return cc.answer(req, status, xerr, body)
 	}
-	if req.method == "CONNECT" {
+	if req.Method == "CONNECT" {
 		return p.connect(cc, req, d)
 	}
-	return p.forward(cc, req, d)
+	return p.forward(cc, req, d, rt)
 }
 
 // refusal is the answer to a refused destination: 403 and X-Proxy-Error
@@ -127,7 +160,7 @@ func refusal(d Decision) (status int, xerr, body string) {
 // errorResponse is an answer of the proxy's own.
 func errorResponse(status int, xerr, body string, close bool) []byte {
 	b := fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Proxy-Error: %s\r\n"+
-		"Cache-Control: no-store\r\nContent-Length: %d\r\n", status, statusText(status), xerr, len(body))
+		"Cache-Control: no-store\r\nContent-Length: %d\r\n", status, http.StatusText(status), xerr, len(body))
 	if close {
 		b = append(b, "Connection: close\r\n"...)
 	}
@@ -135,44 +168,87 @@ func errorResponse(status int, xerr, body string, close bool) []byte {
 	return append(b, body...)
 }
 
+// bodyKind is how a message's body is delimited.
+type bodyKind int
+
+const (
+	bodyNone    bodyKind = iota // no body
+	bodyLength                  // Content-Length bytes
+	bodyChunked                 // chunked transfer coding
+	bodyClose                   // until the connection closes (responses only)
+)
+
+// requestBody is how req's body is delimited.
+func requestBody(req *http.Request) bodyKind {
+	switch {
+	case slices.Contains(req.TransferEncoding, "chunked"):
+		return bodyChunked
+	case req.ContentLength > 0:
+		return bodyLength
+	}
+	return bodyNone
+}
+
+// responseBody is how resp's body, an answer to a request with method, is
+// delimited.
+func responseBody(resp *http.Response, method string) bodyKind {
+	switch {
+	case method == "HEAD" || resp.StatusCode < 200 || resp.StatusCode == 204 || resp.StatusCode == 304:
+		return bodyNone
+	case slices.Contains(resp.TransferEncoding, "chunked"):
+		return bodyChunked
+	case resp.ContentLength >= 0:
+		return bodyLength
+	}
+	return bodyClose
+}
+
+// keepAlive reports whether the client may send another request on the
+// connection. HTTP/1.0 clients are answered and closed: their keep-alive
+// is an extension not worth its framing rules.
+func keepAlive(req *http.Request) bool {
+	return req.ProtoMinor >= 1 && !req.Close && !hasToken(req.Header, "Proxy-Connection", "close")
+}
+
+// upgrade returns the protocol a request asks to switch to (Connection:
+// upgrade and Upgrade), or "".
+func upgrade(req *http.Request) string {
+	if !hasToken(req.Header, "Connection", "upgrade") {
+		return ""
+	}
+	return req.Header.Get("Upgrade")
+}
+
 // answer writes an answer of the proxy's own to a request whose body
 // nothing read, and reports whether the connection may serve another. A
 // short body is read and dropped; a client that waits for 100 Continue
 // before it sends its body gets none, and the connection ends.
-func (cc *clientConn) answer(req *request, status int, xerr, body string) bool {
-	keep := req.keepAlive() &&
-		!(req.body != bodyNone && req.header.hasToken("Expect", "100-continue")) &&
-		!(req.body == bodyLength && req.length > maxDiscard)
+func (cc *clientConn) answer(req *http.Request, status int, xerr, body string) bool {
+	kind := requestBody(req)
+	keep := keepAlive(req) &&
+		!(kind != bodyNone && hasToken(req.Header, "Expect", "100-continue")) &&
+		!(kind == bodyLength && req.ContentLength > maxDiscard)
 	if _, err := cc.c.Write(errorResponse(status, xerr, body, !keep)); err != nil {
 		return false
 	}
-	if !keep || req.body == bodyNone {
-		cc.linger = req.body != bodyNone
+	if !keep || kind == bodyNone {
+		cc.linger = kind != bodyNone
 		return keep
 	}
 	cc.c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer cc.c.SetReadDeadline(time.Time{})
-	switch req.body {
-	case bodyLength:
-		if _, err := cc.br.Discard(int(req.length)); err != nil {
-			return false
-		}
-	case bodyChunked:
-		cr := &chunkedReader{br: cc.br, large: cc.large}
-		_, err := io.Copy(io.Discard, io.LimitReader(cr, maxDiscard+1))
-		cr.release()
-		if err != nil || !cr.done {
-			cc.linger = true
-			return false
-		}
+	n, err := io.Copy(io.Discard, io.LimitReader(req.Body, maxDiscard+1))
+	if err != nil || n > maxDiscard {
+		cc.linger = true
+		return false
 	}
 	return true
 }
 
 // fail answers 502 for an upstream that did not answer; bodyRead says
 // whether the request's body was read to its end (or there was none).
-func (cc *clientConn) fail(req *request, bodyRead bool, d Decision, err error) bool {
-	keep := bodyRead && req.keepAlive()
+func (cc *clientConn) fail(req *http.Request, bodyRead bool, d Decision, err error) bool {
+	keep := bodyRead && keepAlive(req)
 	if _, err := cc.c.Write(errorResponse(502, errUpstream, upstreamFailure(d, err), !keep)); err != nil {
 		return false
 	}
@@ -181,9 +257,9 @@ func (cc *clientConn) fail(req *request, bodyRead bool, d Decision, err error) b
 }
 
 // connect dials the destination, then answers 200 and relays bytes.
-func (p *Proxy) connect(cc *clientConn, req *request, d Decision) bool {
+func (p *Proxy) connect(cc *clientConn, req *http.Request, d Decision) bool {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
-	upstream, err := p.dial(ctx, d.Addrs, d.Port)
+	upstream, err := p.dialDest(ctx, d)
 	cancel()
 	if err != nil {
 		return cc.answer(req, 502, errUpstream, fmt.Sprintf("cordon proxy: connect to %s: %v\n", d.dest(), dialError(err)))
@@ -229,43 +305,88 @@ func idempotent(method string) bool {
 
 // forward sends req to d's destination and the answer back; it reports
 // whether the client connection may serve another request.
-func (p *Proxy) forward(cc *clientConn, req *request, d Decision) bool {
-	head := requestHead(req, d)
+func (p *Proxy) forward(cc *clientConn, req *http.Request, d Decision, rt route) bool {
+	body := req.Body
+	if rt.prepare != nil {
+		if err := rt.prepare(req, d); err != nil {
+			req.Body = body // what is left of the client's body is dropped
+			return cc.answer(req, 403, errRequestRefused, "cordon proxy: "+err.Error()+"\n")
+		}
+	}
+	out := outgoing{req: req, kind: requestBody(req), spliced: req.Body == body}
+	if !out.spliced {
+		switch {
+		case req.ContentLength < 0:
+			out.kind = bodyChunked
+		case req.ContentLength > 0:
+			out.kind = bodyLength
+		default:
+			out.kind = bodyNone
+		}
+	}
+	head := requestHead(req, d, out.kind)
 	// A pooled connection the server closed while it was idle fails
 	// before any answer; a request without a body whose method is
 	// idempotent is then sent once more on a new connection, as net/http's
 	// Transport does. Others get a 502.
-	retry := req.body == bodyNone && idempotent(req.method)
-	uc := p.pool.get(d.dest())
+	retry := out.kind == bodyNone && idempotent(req.Method)
+	dial := p.dialDest
+	if rt.dial != nil {
+		dial = rt.dial
+	}
+	key := d.dest()
+	if rt.pool != "" {
+		key = rt.pool + " " + key
+	}
+	uc := p.pool.get(key)
 	for {
 		if uc == nil {
 			var err error
-			if uc, err = p.dialUpstream(d); err != nil {
+			if uc, err = p.dialUpstream(d, dial, key); err != nil {
 				return cc.answer(req, 502, errUpstream, upstreamFailure(d, err))
 			}
 		}
-		keep, again := p.exchange(cc, req, d, uc, head, retry && uc.reused)
+		keep, again := p.exchange(cc, out, d, uc, head, retry && uc.reused)
 		if !again {
+			if keep && !out.spliced {
+				// the client's body, which prepare replaced, is read to
+				// its end before the next request
+				n, err := io.Copy(io.Discard, io.LimitReader(body, maxDiscard+1))
+				keep = err == nil && n <= maxDiscard
+				cc.linger = !keep
+			}
 			return keep
 		}
 		uc, retry = nil, false
 	}
 }
 
-// dialUpstream connects to the addresses d allowed.
-func (p *Proxy) dialUpstream(d Decision) (*upConn, error) {
+// outgoing is a request as it is sent upstream: its body, as it is
+// delimited there, is spliced from the client connection, or read from
+// req.Body when a prepare hook changed it.
+type outgoing struct {
+	req     *http.Request
+	kind    bodyKind
+	spliced bool
+}
+
+// dialUpstream connects to d with dial; key names the connection in the
+// pool.
+func (p *Proxy) dialUpstream(d Decision, dial func(context.Context, Decision) (net.Conn, error), key string) (*upConn, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
 	defer cancel()
-	c, err := p.dialDest(ctx, d)
+	c, err := dial(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	return &upConn{c: c, br: bufio.NewReaderSize(c, 4<<10), dest: d.dest()}, nil
+	hr := &headReader{r: c, large: p.largeHeads}
+	return &upConn{c: c, br: bufio.NewReaderSize(hr, 4<<10), hr: hr, dest: key}, nil
 }
 
 // exchange sends one request on uc and relays the answer. again: uc
 // failed before answering, and the request may be sent again (retry).
-func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, head []byte, retry bool) (keep, again bool) {
+func (p *Proxy) exchange(cc *clientConn, out outgoing, d Decision, uc *upConn, head []byte, retry bool) (keep, again bool) {
+	req := out.req
 	if !p.track(uc.c) {
 		uc.c.Close()
 		return false, false
@@ -273,6 +394,7 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 	pooled := false
 	defer func() {
 		p.untrack(uc.c)
+		uc.hr.release()
 		if !pooled {
 			uc.c.Close()
 		}
@@ -320,13 +442,13 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 	// first (100 Continue, or a refusal).
 	var bodyDone chan error
 	var bodyErr error
-	bodyRead := req.body == bodyNone
+	bodyRead := out.kind == bodyNone
 	if bodyRead {
 		go watch()
 	} else {
 		bodyDone = make(chan error, 1)
 		go func() {
-			err := copyRequestBody(uc.c, cc, req)
+			err := copyRequestBody(uc.c, cc, out)
 			if err != nil {
 				// the request is never completed upstream: a body the
 				// proxy cannot frame does not reach the server whole
@@ -358,10 +480,7 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		bodyRead = bodyErr == nil
 		bodyDone = nil
 	}
-	var resp *response
-	// the head stays in memory while the answer is passed on
-	var lr *lineReader
-	defer func() { lr.release() }()
+	var resp *http.Response
 	for {
 		if _, err := uc.br.Peek(1); err != nil && retry {
 			watchMu.Lock()
@@ -372,29 +491,27 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 			}
 		}
 		var err error
-		lr.release() // of a 1xx head before
-		lr = &lineReader{br: uc.br, budget: maxHead, large: cc.large}
-		resp, err = readResponseHeadIn(lr, req.method)
+		uc.hr.release() // of a 1xx head before
+		resp, err = readResponseHead(uc.br, uc.hr, req)
 		if err != nil {
 			finish(0)
-			var he *headError
-			if errors.As(bodyErr, &he) {
-				cc.c.Write(errorResponse(400, errBadRequest, "cordon proxy: "+he.msg+"\n", true))
+			if malformedBody(bodyErr) {
+				cc.c.Write(errorResponse(400, errBadRequest, "cordon proxy: "+printable(bodyErr.Error())+"\n", true))
 				cc.linger = true
 				return false, false
 			}
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				err = errors.New("the server closed the connection without an answer")
 			}
 			return cc.fail(req, bodyRead, d, err), false
 		}
 		retry = false // an answer came: the request is not sent again
-		if resp.status == 101 {
+		if resp.StatusCode == 101 {
 			finish(handshakeTimeout)
-			want := req.upgrade()
-			if want == "" || !strings.EqualFold(want, resp.header.get("Upgrade")) {
+			want := upgrade(req)
+			if want == "" || !strings.EqualFold(want, resp.Header.Get("Upgrade")) {
 				return cc.fail(req, bodyRead, d, fmt.Errorf("the server switched protocols to %q when %q was asked for",
-					printable(resp.header.get("Upgrade")), printable(want))), false
+					printable(resp.Header.Get("Upgrade")), printable(want))), false
 			}
 			if !bodyRead {
 				cc.linger = true
@@ -402,7 +519,7 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 			}
 			h := responseHead(resp)
 			h = append(h, "Connection: Upgrade\r\nUpgrade: "...)
-			h = append(h, resp.header.get("Upgrade")...)
+			h = append(h, resp.Header.Get("Upgrade")...)
 			h = append(h, "\r\n\r\n"...)
 			if _, err := cc.c.Write(h); err == nil {
 				stopWatch()
@@ -410,32 +527,33 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 			}
 			return false, false
 		}
-		if resp.status >= 200 {
+		if resp.StatusCode >= 200 {
 			break
 		}
 		// 100 Continue, 103 Early Hints: HTTP/1.0 clients know none
-		if req.minor >= 1 {
+		if req.ProtoMinor >= 1 {
 			if _, err := cc.c.Write(append(responseHead(resp), "\r\n"...)); err != nil {
 				finish(0)
 				return false, false
 			}
 		}
 	}
-	keep = req.keepAlive()
+	keep = keepAlive(req)
+	kind := responseBody(resp, req.Method)
 	h := responseHead(resp)
-	switch resp.body {
+	switch kind {
 	case bodyNone:
 		// a HEAD's or a 304's Content-Length describes what a GET would get
-		if cl := resp.header.get("Content-Length"); cl != "" && resp.status != 204 {
+		if cl := resp.Header.Get("Content-Length"); cl != "" && resp.StatusCode != 204 {
 			h = append(h, "Content-Length: "+cl+"\r\n"...)
 		}
 	case bodyLength:
-		h = strconv.AppendInt(append(h, "Content-Length: "...), resp.length, 10)
+		h = strconv.AppendInt(append(h, "Content-Length: "...), resp.ContentLength, 10)
 		h = append(h, "\r\n"...)
 	case bodyChunked:
-		if req.minor >= 1 {
+		if req.ProtoMinor >= 1 {
 			h = append(h, "Transfer-Encoding: chunked\r\n"...)
-			h = announceTrailers(h, resp.header)
+			h = announceTrailers(h, resp.Trailer)
 		} else {
 			keep = false
 		}
@@ -452,13 +570,13 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		return false, false
 	}
 	var err error
-	switch resp.body {
+	switch kind {
 	case bodyLength:
-		err = copyBody(cc.c, uc.c, uc.br, resp.length)
+		err = copyBody(cc.c, uc.c, uc.br, resp.ContentLength)
 	case bodyClose:
 		err = copyBody(cc.c, uc.c, uc.br, -1)
 	case bodyChunked:
-		rerr, werr := copyChunked(cc.c, uc.br, req.minor >= 1, cc.large)
+		rerr, werr := copyChunked(cc.c, resp.Body, req.ProtoMinor >= 1, func() http.Header { return resp.Trailer })
 		err = errors.Join(rerr, werr)
 	}
 	watchMu.Lock()
@@ -474,10 +592,16 @@ func (p *Proxy) exchange(cc *clientConn, req *request, d Decision, uc *upConn, h
 		cc.linger = true
 		keep = false
 	}
-	if resp.body != bodyClose && resp.minor >= 1 && !resp.header.hasToken("Connection", "close") && bodyRead {
+	if kind != bodyClose && resp.ProtoMinor >= 1 && !resp.Close && bodyRead {
 		pooled = p.pool.put(uc)
 	}
 	return keep, false
+}
+
+// malformedBody reports an error reading a client's request body that is
+// the body's fault (its chunked framing), not the connection's.
+func malformedBody(err error) bool {
+	return err != nil && !isNetError(err) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errWrite)
 }
 
 // upgraded relays a connection that switched protocols (101) both ways
@@ -492,43 +616,58 @@ func (p *Proxy) upgraded(cc *clientConn, uc *upConn) {
 	p.relay(cc.c, uc.c, nil, nil)
 }
 
-// copyRequestBody sends the body of req from the client to the upstream.
-func copyRequestBody(up net.Conn, cc *clientConn, req *request) error {
-	if req.body == bodyChunked {
-		rerr, werr := copyChunked(up, cc.br, true, cc.large)
-		return errors.Join(rerr, werr)
+// errWrite marks an error writing a body upstream.
+var errWrite = errors.New("write")
+
+// copyRequestBody sends the body of a request from the client to the
+// upstream.
+func copyRequestBody(up net.Conn, cc *clientConn, out outgoing) error {
+	req := out.req
+	switch {
+	case out.spliced && out.kind == bodyLength:
+		return copyBody(up, cc.c, cc.br, req.ContentLength)
+	case out.kind == bodyChunked:
+		rerr, werr := copyChunked(up, req.Body, true, func() http.Header { return req.Trailer })
+		if werr != nil {
+			return fmt.Errorf("%w: %w", errWrite, werr)
+		}
+		return rerr
 	}
-	return copyBody(up, cc.c, cc.br, req.length)
+	n, err := io.CopyBuffer(writerOnly{up}, readerOnly{io.LimitReader(req.Body, req.ContentLength)}, make([]byte, 32<<10))
+	if err == nil && n < req.ContentLength {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // requestHead is the head sent upstream: origin-form, HTTP/1.1, Host the
 // name that was checked (RFC 9112 3.2.2: a proxy replaces Host with the
 // target's authority), end-to-end fields, the proxy's own framing. No
 // X-Forwarded-For, no Via.
-func requestHead(req *request, d Decision) []byte {
+func requestHead(req *http.Request, d Decision, kind bodyKind) []byte {
 	b := make([]byte, 0, 512)
-	b = append(b, req.method...)
+	b = append(b, req.Method...)
 	b = append(b, ' ')
-	b = append(b, originForm(req.target)...)
+	b = append(b, originForm(req.RequestURI)...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, d.hostHeader()...)
 	b = append(b, "\r\n"...)
-	b = req.header.endToEnd(b, "Host")
-	if req.header.hasToken("TE", "trailers") {
+	b = appendHeader(b, endToEnd(req.Header, "Host"))
+	if hasToken(req.Header, "TE", "trailers") {
 		b = append(b, "TE: trailers\r\n"...)
 	}
 	switch {
-	case req.body == bodyLength:
-		b = strconv.AppendInt(append(b, "Content-Length: "...), req.length, 10)
+	case kind == bodyLength:
+		b = strconv.AppendInt(append(b, "Content-Length: "...), req.ContentLength, 10)
 		b = append(b, "\r\n"...)
-	case req.body == bodyChunked:
+	case kind == bodyChunked:
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
-		b = announceTrailers(b, req.header)
-	case req.header.get("Content-Length") != "" || req.method == "POST" || req.method == "PUT" || req.method == "PATCH":
+		b = announceTrailers(b, req.Trailer)
+	case req.Header.Get("Content-Length") != "" || req.Method == "POST" || req.Method == "PUT" || req.Method == "PATCH":
 		// as net/http's Transport: some servers want a length, even 0
 		b = append(b, "Content-Length: 0\r\n"...)
 	}
-	if up := req.upgrade(); up != "" {
+	if up := upgrade(req); up != "" {
 		b = append(b, "Connection: Upgrade\r\nUpgrade: "...)
 		b = append(b, up...)
 		b = append(b, "\r\n"...)
@@ -536,26 +675,36 @@ func requestHead(req *request, d Decision) []byte {
 	return append(b, "\r\n"...)
 }
 
-// announceTrailers passes on the Trailer fields of a chunked body that
-// stays chunked: the names of the trailer fields to come.
-func announceTrailers(b []byte, h header) []byte {
-	for _, v := range h.values("Trailer") {
-		b = append(b, "Trailer: "...)
-		b = append(b, v...)
-		b = append(b, "\r\n"...)
+// announceTrailers names, in a Trailer field, the trailer fields to come
+// after a chunked body that stays chunked (net/http's parser kept the
+// names a Trailer field listed as trailer's keys).
+func announceTrailers(b []byte, trailer http.Header) []byte {
+	names := make([]string, 0, len(trailer))
+	for k := range endToEnd(trailer, "Host") {
+		names = append(names, k)
 	}
-	return b
+	if len(names) == 0 {
+		return b
+	}
+	slices.Sort(names)
+	b = append(b, "Trailer: "...)
+	b = append(b, strings.Join(names, ", ")...)
+	return append(b, "\r\n"...)
 }
 
 // originForm is the path and query of an absolute-form http:// target
-// (splitTarget checked it): "/" when it has none.
+// (splitTarget checked it), or an origin-form one: "/" when it has none.
 func originForm(target string) string {
-	_, rest, _ := strings.Cut(target, "://")
-	i := strings.IndexAny(rest, "/?")
-	if i < 0 {
-		return "/"
+	rest := target
+	if _, after, ok := strings.Cut(target, "://"); ok {
+		rest = after
+		i := strings.IndexAny(rest, "/?")
+		if i < 0 {
+			return "/"
+		}
+		rest = rest[i:]
 	}
-	path, query, hasQuery := strings.Cut(rest[i:], "?")
+	path, query, hasQuery := strings.Cut(rest, "?")
 	var b strings.Builder
 	if path == "" {
 		b.WriteByte('/')
@@ -578,10 +727,11 @@ func originForm(target string) string {
 
 // responseHead is the status line and the end-to-end fields of resp, as
 // HTTP/1.1, without the empty line that ends a head.
-func responseHead(resp *response) []byte {
+func responseHead(resp *http.Response) []byte {
+	_, reason, _ := strings.Cut(resp.Status, " ")
 	b := make([]byte, 0, 512)
-	b = fmt.Appendf(b, "HTTP/1.1 %03d %s\r\n", resp.status, resp.reason)
-	return resp.header.endToEnd(b)
+	b = fmt.Appendf(b, "HTTP/1.1 %03d %s\r\n", resp.StatusCode, reason)
+	return appendHeader(b, endToEnd(resp.Header))
 }
 
 // copyBody copies n bytes, or until src ends when n < 0, from src, whose
@@ -618,6 +768,46 @@ func copyBody(dst, src net.Conn, br *bufio.Reader, n int64) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// copyChunked copies a chunked body that net/http's reader decodes from
+// body to dst, chunked again when rechunk (with the trailer fields, but
+// hop-by-hop ones, that trailer returns once body has ended), or as plain
+// bytes for a reader that reads until the connection closes.
+func copyChunked(dst net.Conn, body io.Reader, rechunk bool, trailer func() http.Header) (readErr, writeErr error) {
+	buf := bodyPool.Get().(*[bodyBufferSize]byte)
+	defer bodyPool.Put(buf)
+	var size [20]byte
+	for {
+		n, err := body.Read(buf[:])
+		if n > 0 {
+			var werr error
+			if rechunk {
+				hdr := strconv.AppendInt(size[:0], int64(n), 16)
+				hdr = append(hdr, '\r', '\n')
+				bufs := net.Buffers{hdr, buf[:n], []byte("\r\n")}
+				_, werr = bufs.WriteTo(dst)
+			} else {
+				_, werr = dst.Write(buf[:n])
+			}
+			if werr != nil {
+				return nil, werr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err, nil
+		}
+	}
+	if !rechunk {
+		return nil, nil
+	}
+	end := appendHeader([]byte("0\r\n"), endToEnd(trailer(), "Host"))
+	end = append(end, "\r\n"...)
+	_, err := dst.Write(end)
+	return nil, err
 }
 
 // writerOnly and readerOnly hide ReadFrom and WriteTo, so that

@@ -18,7 +18,7 @@ const (
 
 // pool holds a Proxy's idle upstream connections by destination: the
 // name and port a request was allowed to reach (Decision.dest), never an
-// address. A connection is reused only for a request allowed to reach
+// address, with the route's name for it. A connection is reused only for a request allowed to reach
 // the same name, so that a request for one name never travels on a
 // connection made for another that resolved to the same address.
 type pool struct {
@@ -33,8 +33,9 @@ type pool struct {
 // upConn is a connection to an upstream server.
 type upConn struct {
 	c      net.Conn
-	br     *bufio.Reader
-	dest   string
+	br     *bufio.Reader // reads c through hr
+	hr     *headReader
+	dest   string     // the pool's key: the route's and the destination's name
 	reused bool       // it came from the pool
 	watch  chan error // while idle: what ended the watcher's read
 }

@@ -79,8 +79,8 @@ type Proxy struct {
 	asks      map[string]*askCall
 	asking    int // questions without an answer yet
 	active    int // client connections being served (see admit)
-	// largeHeads: a slot for each request head past largeHead being read
-	// or served (see lineReader)
+	// largeHeads: a slot for each head past largeHead being read or
+	// served (see headReader)
 	largeHeads chan struct{}
 	wg         sync.WaitGroup
 }
@@ -294,7 +294,7 @@ func (p *Proxy) serveConn(c net.Conn) {
 	defer p.release()
 	defer p.untrack(c)
 	defer c.Close()
-	p.serveHTTP(c, b[0])
+	p.serveHTTP(c, &prefixConn{Conn: c, first: b[:]}, route{})
 }
 
 // prefixConn gives back the byte read to sniff the protocol.

@@ -180,6 +180,16 @@ func readCases() []escCase {
 				hostGo(e)
 			},
 			breach: seen},
+		{cat: catRead, name: "a repository in a denied directory of the workspace",
+			// Its .git/hooks is protected: the binds pinning the way to
+			// it must not bring the denied directory back into view.
+			setup: func(e *escEnv) {
+				e.secret("ws/vault/repo/key")
+				e.plant("ws/vault/repo/.git/hooks/README", "hooks\n", 0o644)
+				e.flags = append(e.flags, "--deny-read", filepath.Join(e.b.ws, "vault"))
+			},
+			script: `cat vault/repo/key; grep -r secret- vault; true`,
+			breach: seen},
 		{cat: catRead, name: "the names in a denied directory",
 			notContained: "Landlock grants listing by hierarchy: the names in a denied directory can be listed, not read",
 			setup:        func(e *escEnv) { e.plant("home/.ssh/id_"+e.token+"_work", "key\n", 0o600) },

@@ -411,3 +411,19 @@ func TestProtectHooksPathNested(t *testing.T) {
 		t.Errorf("read-only %q: want /ws/sub/.githooks, not /ws/other/.githooks", got)
 	}
 }
+
+// TestProtectionDrop: Drop leaves out every path hidden says is out of
+// sight, whatever it was.
+func TestProtectionDrop(t *testing.T) {
+	pr := Protection{
+		Rules: []Rule{{"/ws/a", ReadWrite}, {"/ws/secret/repo", ReadWrite}, {"/ws/secret/repo/.git/hooks", ReadOnly}},
+		Roots: []string{"/ws/secret/wt"},
+		Scrub: []string{"/ws/secret/.mcp.json", "/ws/.mcp.json"},
+		Links: []Link{{Path: "/ws/secret/l", Target: "x"}},
+	}
+	pr.Drop(func(p string) bool { return p == "/ws/secret" || strings.HasPrefix(p, "/ws/secret/") })
+	want := Protection{Rules: []Rule{{"/ws/a", ReadWrite}}, Roots: []string{}, Scrub: []string{"/ws/.mcp.json"}, Links: []Link{}}
+	if diff := cmp.Diff(want, pr); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

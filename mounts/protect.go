@@ -117,6 +117,16 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []strin
 	return pr, nil
 }
 
+// Drop leaves out of the protection every path for which hidden is true:
+// what the command cannot see, it cannot change, and a bind there would
+// bring it back into view.
+func (pr *Protection) Drop(hidden func(string) bool) {
+	pr.Rules = slices.DeleteFunc(pr.Rules, func(r Rule) bool { return hidden(r.Path) })
+	pr.Roots = slices.DeleteFunc(pr.Roots, hidden)
+	pr.Scrub = slices.DeleteFunc(pr.Scrub, hidden)
+	pr.Links = slices.DeleteFunc(pr.Links, func(l Link) bool { return hidden(l.Path) })
+}
+
 // expand replaces "dir/*/x" in the protected names by the entries of dir
 // under root.
 func expand(fsys fs.FS, root string, protected []string) []string {

@@ -210,6 +210,19 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		prot.Scrub = append(prot.Scrub, more.Scrub...)
 		prot.Links = append(prot.Links, more.Links...)
 	}
+	// The protected paths' read-only binds: no writable bind goes below
+	// them (a pin on the way to a denied path there, or a re-opened path),
+	// or .claude/commands/x would take commands the next session runs.
+	var readOnly []string
+	for _, r := range prot.Rules {
+		if r.Access != mounts.ReadWrite {
+			readOnly = append(readOnly, r.Path)
+		}
+	}
+	// But nothing the command cannot see is bound: a bind there would
+	// bring it back into view (a repository in a denyRead directory of
+	// the workspace, cordon's own state in a workspace holding it).
+	prot.Drop(hiddenBy(fsys, denyRead, allowRead, writable, req.Host.State))
 	// A worktree's or submodule's real git directory is writable too, or
 	// git could not commit there; its hooks and config are protected.
 	writable = append(writable, prot.Roots...)
@@ -257,15 +270,6 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// Reads: denyRead hides, allowRead re-opens inside it (allowRead wins:
 	// a denyRead it covers is dropped), writable again where a writable
 	// root and no denyWrite cover it.
-	// The protected paths' read-only binds: no writable bind goes below
-	// them (a pin on the way to a denied path there, or a re-opened path),
-	// or .claude/commands/x would take commands the next session runs.
-	var readOnly []string
-	for _, r := range prot.Rules {
-		if r.Access != mounts.ReadWrite {
-			readOnly = append(readOnly, r.Path)
-		}
-	}
 	var denied, reopened []string
 	for _, d := range denyRead {
 		if covered(d, allowRead) {
@@ -364,6 +368,33 @@ func ownPaths(p *policy.Policy, req Request) []string {
 		own = append(own, h)
 	}
 	return own
+}
+
+// hiddenBy returns whether a path (resolved) is out of the command's
+// sight: below a denied path (denyRead not re-opened by an allowRead, and
+// cordon's state), and not inside an allowRead or writable root below it.
+func hiddenBy(fsys fs.FS, denyRead, allowRead, writable []string, state string) func(string) bool {
+	var denied, open []string
+	for _, d := range append(slices.Clone(denyRead), state) {
+		if d == "" || slices.ContainsFunc(allowRead, func(a string) bool { return paths.Under(d, a) }) {
+			continue
+		}
+		if real, _, err := mounts.Resolve(fsys, d); err == nil {
+			denied = append(denied, real)
+		}
+	}
+	for _, o := range append(slices.Clone(allowRead), writable...) {
+		if real, _, err := mounts.Resolve(fsys, o); err == nil {
+			open = append(open, real)
+		}
+	}
+	return func(p string) bool {
+		return slices.ContainsFunc(denied, func(d string) bool {
+			return paths.Under(p, d) && !slices.ContainsFunc(open, func(o string) bool {
+				return paths.Below(o, d) && paths.Under(p, o)
+			})
+		})
+	}
 }
 
 // withTargets returns paths and, after them, where those that are

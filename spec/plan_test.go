@@ -3,9 +3,12 @@ package spec
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"cordon.dev/cordon/policy"
 )
 
 // TestWorkspaceProtected: a workspace that is the caller's protected
@@ -23,6 +26,58 @@ func TestWorkspaceProtected(t *testing.T) {
 			_, err := Compile(defaultPolicy(t, ws, "/home/u"), req, amd64)
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "protected") {
 				t.Errorf("Compile: %v, want the workspace refused as protected", err)
+			}
+		})
+	}
+}
+
+// TestNothingBoundInHidden: a directory the command cannot see gets no
+// bind below it, whatever it holds: a repository in a denyRead directory
+// of the workspace (its pins would have brought it back into view,
+// writable) and cordon's own state in a workspace that holds it (/tmp for
+// a caller whose state is /tmp/cordon-UID). What an allowRead re-opens
+// there is still protected.
+func TestNothingBoundInHidden(t *testing.T) {
+	dir := &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+	for _, tc := range []struct {
+		name, ws, hidden string
+		flags            policy.Flags
+		state            string
+	}{
+		{name: "denyRead", ws: "/home/u/ws", hidden: "/home/u/ws/secret", flags: policy.Flags{DenyRead: []string{"/home/u/ws/secret"}}},
+		{name: "state", ws: "/tmp", hidden: "/tmp/cordon-1000", state: "/tmp/cordon-1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request("true")
+			fsys := host()
+			fsys["home/u/ws/secret/repo/.git/hooks"] = dir
+			fsys["home/u/ws/secret/repo/key"] = &fstest.MapFile{Mode: 0o600}
+			fsys["tmp/cordon-1000/rootfs/.cordon"] = dir
+			fsys["tmp/cordon-1000/rootfs/usr"] = dir
+			fsys["tmp/cordon-1000/mask"] = &fstest.MapFile{}
+			req.FS, req.Cwd = fsys, tc.ws
+			if tc.state != "" {
+				req.Host = Host{Rootfs: tc.state + "/rootfs", State: tc.state, Executable: "/usr/local/bin/cordon", MaskFile: tc.state + "/mask"}
+			}
+			p, err := policy.Load(policy.LoadOptions{Workspace: tc.ws, Cwd: tc.ws, Home: "/home/u", FS: fsys, Flags: tc.flags})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Compile(p, req, amd64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			masked := false
+			for _, m := range s.Mounts {
+				if m.Destination == tc.hidden {
+					masked = m.Type == "tmpfs" && slices.Contains(m.Options, "mode=000")
+				}
+				if strings.HasPrefix(m.Destination, tc.hidden+"/") {
+					t.Errorf("%s %s is bound below the hidden %s", m.Type, m.Destination, tc.hidden)
+				}
+			}
+			if !masked {
+				t.Errorf("%s is not hidden by an empty read-only tmpfs", tc.hidden)
 			}
 		})
 	}

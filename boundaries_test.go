@@ -18,11 +18,11 @@ var allowed = map[string][]string{
 	"policy":       {"policy/shell", "internal/paths"},
 	"policy/shell": {"internal/paths"},
 	"spec":         {"policy", "mounts", "seccomp", "probe", "netproxy", "internal/paths"},
-	"mounts":       {"internal/dirent", "internal/paths", "internal/gitconfig"},
+	"mounts":       {"internal/dirent", "internal/paths", "internal/gitconfig", "internal/access"},
 	"seccomp":      {},
 	"netproxy":     {"policy"},
 	"probe":        {"internal/paths"},
-	"runtime":      {"spec", "seccomp", "netproxy", "probe", "internal/dirent", "internal/stack", "internal/paths"},
+	"runtime":      {"spec", "seccomp", "netproxy", "probe", "internal/dirent", "internal/stack", "internal/paths", "internal/access"},
 	"darwin":       {"policy", "internal/paths", "internal/gitconfig"},
 	// serve: cordon serve's daemon, its pool and its protocol (not in
 	// DESIGN.md's table yet; added with issue 11).
@@ -39,6 +39,10 @@ var allowed = map[string][]string{
 	// internal/gitconfig: a repository's core.hooksPath and included
 	// files, for mounts and darwin (a leaf, not in DESIGN.md's table).
 	"internal/gitconfig": {},
+	// internal/access: what a process without capabilities may do to a
+	// file by its bits, for mounts and the runtime's scrub (a leaf, not in
+	// DESIGN.md's table).
+	"internal/access": {},
 }
 
 // unruled are the directories that may import any package of the module:

@@ -76,7 +76,8 @@ type Layout struct {
 }
 
 // Result is the mount plan: the mounts in the order they must be made, and
-// the rules that were dropped because their path does not exist.
+// the rules that were dropped because their path does not exist (or lies
+// where FS cannot look: see Reach).
 type Result struct {
 	Mounts  []specs.Mount
 	Missing []Rule
@@ -292,7 +293,9 @@ func resolveRules(fsys fs.FS, rules []Rule) ([]resolvedRule, []Rule, error) {
 			return nil, nil, fmt.Errorf("rule path %q is not absolute", r.Path)
 		}
 		real, fi, err := Resolve(fsys, r.Path)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			// (what the command cannot reach needs neither hiding nor
+			// opening: it could not get there)
 			missing = append(missing, r)
 			continue
 		}

@@ -70,7 +70,8 @@ func Protect(fsys fs.FS, roots, protected, gitProtected, nested, trusted []strin
 		root, list, writable := queue[0].root, queue[0].protected, queue[0].writable
 		queue = queue[1:]
 		real, fi, err := Resolve(fsys, root)
-		if errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || err == nil && !fi.IsDir() {
+			// (a git directory the command cannot reach, it cannot change)
 			continue
 		}
 		if err != nil {
@@ -155,9 +156,18 @@ func expand(fsys fs.FS, root string, protected []string) []string {
 func (pr *Protection) protect(fsys fs.FS, root, rel string) {
 	parts := strings.Split(rel, "/")
 	cur := root
+	pinned := len(pr.Rules)
 	for i, part := range parts {
 		next := path.Join(cur, part)
 		fi, err := fs.Lstat(fsys, rel2fs(next))
+		if errors.Is(err, fs.ErrPermission) {
+			// Out of the command's reach: it can neither change what is
+			// there nor create it, and the directories on the way need
+			// no pin. Nor is it scrubbed: what is there is someone
+			// else's, and was before the run.
+			pr.Rules = pr.Rules[:pinned]
+			return
+		}
 		if err != nil {
 			pr.Scrub = append(pr.Scrub, path.Join(root, rel))
 			return

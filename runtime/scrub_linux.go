@@ -13,6 +13,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"cordon.dev/cordon/internal/access"
 	"cordon.dev/cordon/internal/dirent"
 	"cordon.dev/cordon/spec"
 )
@@ -36,7 +37,10 @@ func scrub(s *specs.Spec, id string, started time.Time) []string {
 		return []string{fmt.Sprintf("cannot read the protected paths to check: %v", err)}
 	}
 	var notes []string
-	targets := sc.Targets(os.DirFS("/"))
+	// Only where the command could have written: cordon as root sees
+	// into other users' private directories, which the command, root
+	// without capabilities, could not enter (see mounts.Reach).
+	targets := sc.Targets(spec.HostAsCommand(uint32(os.Geteuid()), uint32(os.Getegid())))
 	var nested []string
 	for _, root := range sc.Roots {
 		nested = append(nested, plantedBelow(root, sc.GitDirs, sc.Nested, started)...)
@@ -240,13 +244,20 @@ type scrubWalk struct {
 	bare       bool
 	nestedFrom int
 	started    time.Time
-	buf        []byte
-	seen       int
-	out        []string
+	// root, for a root caller, is the command's identity: root without
+	// capabilities, who cannot enter another user's private directory
+	// (cordon can): what is there the walk leaves alone.
+	root *access.Who
+	buf  []byte
+	seen int
+	out  []string
 }
 
 func newScrubWalk(gitDirs, nested []string, started time.Time) *scrubWalk {
 	w := &scrubWalk{gitDirs: gitDirs, nested: nested, started: started, buf: make([]byte, 32<<10)}
+	if os.Geteuid() == 0 {
+		w.root = &access.Who{UID: 0, GID: uint32(os.Getegid())}
+	}
 	for _, n := range nested {
 		first, _, _ := strings.Cut(n, "/")
 		if !slices.Contains(w.firsts, first) {
@@ -301,7 +312,7 @@ func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 			if w.seen++; w.seen > spec.MaxGlobEntries {
 				return
 			}
-			if planted(sub, w.started) {
+			if planted(sub, w.started) && w.reachesPath(sub) {
 				w.out = append(w.out, sub+"/HEAD")
 			}
 			continue
@@ -310,11 +321,49 @@ func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 		if err != nil {
 			continue
 		}
+		if !w.reaches(subfd, sub) {
+			unix.Close(subfd)
+			continue
+		}
 		w.dir(subfd, sub, depth+1, subNested)
 		if w.seen > spec.MaxGlobEntries {
 			return
 		}
 	}
+}
+
+// reaches reports whether the command could search the directory p, open
+// as fd: otherwise it could have put nothing there.
+func (w *scrubWalk) reaches(fd int, p string) bool {
+	if w.root == nil {
+		return true // the caller's own refusals are the command's
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	return w.may(st, p)
+}
+
+// reachesPath is reaches for a directory not open.
+func (w *scrubWalk) reachesPath(p string) bool {
+	if w.root == nil {
+		return true
+	}
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil {
+		return false
+	}
+	return w.may(st, p)
+}
+
+func (w *scrubWalk) may(st unix.Stat_t, p string) bool {
+	f := access.File{UID: st.Uid, GID: st.Gid, Perm: st.Mode & 0o777}
+	if w.root.May(f, access.Search) {
+		return true
+	}
+	f.ACL = access.HasACL(p)
+	return f.ACL && w.root.May(f, access.Search)
 }
 
 // entries reads the directory fd: which of the names the walk looks for

@@ -105,6 +105,43 @@ func TestPlantedBareRepos(t *testing.T) {
 	}
 }
 
+// TestScrubLeavesUnreachable: cordon as root sees into another user's
+// private directory, which its command (root without capabilities) could
+// not enter: what changed there during the run is that user's, and is
+// left alone, bare repository or protected name; a directory the command
+// may search is looked into. (Root only: the directories must belong to
+// another user.)
+func TestScrubLeavesUnreachable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to give directories to another user")
+	}
+	root := t.TempDir()
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		name string
+		perm os.FileMode
+	}{{"theirs", 0o700}, {"pass", 0o711}} {
+		p := filepath.Join(root, d.name)
+		if err := os.Mkdir(p, d.perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, 1001, 1001); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := clockBetween()
+	writeFiles(t, root, "theirs/repo/HEAD", "theirs/repo/objects/x", "theirs/repo/refs/x", "theirs/sub/.mcp.json",
+		"pass/repo/HEAD", "pass/repo/objects/x", "pass/repo/refs/x", "pass/sub/.mcp.json")
+	got := plantedBelow(root, nil, []string{".mcp.json"}, started)
+	slices.Sort(got)
+	want := []string{filepath.Join(root, "pass/repo/HEAD"), filepath.Join(root, "pass/sub/.mcp.json")}
+	if !slices.Equal(got, want) {
+		t.Errorf("plantedBelow = %q\nwant %q", got, want)
+	}
+}
+
 // TestPlantedBareReposRightAway: a bare repository made in the very
 // moment the run starts is found. The kernel stamps a new file's ctime
 // with its coarse clock, a tick or more behind time.Now: a command that

@@ -70,7 +70,7 @@ func landlockRules(fsys fs.FS, system, writable, denied, allowRead []string) ([]
 	for _, d := range denied {
 		if real, _, err := mounts.Resolve(fsys, d); err == nil {
 			d = real
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
 			return nil, err
 		}
 		if !slices.ContainsFunc(rw, func(w string) bool { return paths.Under(d, w) }) {

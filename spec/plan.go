@@ -90,12 +90,23 @@ type ScrubGlob struct {
 // mountPlan turns the policy's path rules into the mount list.
 func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	var pl plan
+	// The host as the command sees it: what it cannot reach, the plan
+	// neither protects nor hides (see mounts.Reach).
+	reach := mounts.AsCommand(fsys, req.UID, req.GID)
+	defer func() {
+		for _, d := range reach.Unreached() {
+			req.debugf("nothing below %s is protected or hidden: the sandbox cannot enter it (permission denied)", d)
+		}
+	}()
 	// What every path was when the plan resolved it, for the checks.
-	fsys = mounts.NewRecorder(fsys)
+	fsys = mounts.NewRecorder(reach)
 	ws, fi, err := mounts.Resolve(fsys, p.Workspace)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return pl, fmt.Errorf("%w: workspace %s does not exist", ErrInvalid, p.Workspace)
+		case errors.Is(err, fs.ErrPermission):
+			return pl, fmt.Errorf("%w: the sandbox cannot reach the workspace %s: %w (the command runs with the caller's ids and no capabilities, even as root)", ErrInvalid, p.Workspace, err)
 		}
 		return pl, fmt.Errorf("workspace: %w", err)
 	}
@@ -492,6 +503,11 @@ func seccompProfile(p *policy.Policy, req Request, pr probe.Result) (*specs.Linu
 		Notify: notify, NotifyWrites: rec.Writes || rec.Reads, NotifyReads: rec.Reads,
 	})
 }
+
+// HostAsCommand is the host's file system as the sandboxed command of a
+// caller with uid and gid sees it (mounts.AsCommand): what the runtime
+// looks at after the run is what the command could have changed.
+func HostAsCommand(uid, gid uint32) fs.FS { return mounts.AsCommand(mounts.HostFS(), uid, gid) }
 
 // HostView reports whether m is one of the binds of the host's top-level
 // entries that together make the sandbox's read-only view of the host

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"cordon.dev/cordon/internal/access"
 	"cordon.dev/cordon/policy"
 )
 
@@ -80,5 +81,51 @@ func TestNothingBoundInHidden(t *testing.T) {
 				t.Errorf("%s is not hidden by an empty read-only tmpfs", tc.hidden)
 			}
 		})
+	}
+}
+
+// TestUnreachableLeftOut: a root caller's command (root without
+// capabilities) cannot enter another user's private directory in its
+// workspace, so the plan neither protects nor scrubs anything there, and
+// says so under --debug; its own repositories, and those in a directory
+// it may search, are protected.
+func TestUnreachableLeftOut(t *testing.T) {
+	ownedDir := func(uid, perm uint32) *fstest.MapFile {
+		return &fstest.MapFile{Mode: fs.ModeDir | fs.FileMode(perm), Sys: access.File{UID: uid, GID: uid, Perm: perm}}
+	}
+	fsys := host()
+	fsys["tmp/ws"] = ownedDir(0, 0o1777)
+	fsys["tmp/ws/theirs"] = ownedDir(1001, 0o700)
+	fsys["tmp/ws/theirs/repo/.git/hooks"] = ownedDir(1001, 0o755)
+	fsys["tmp/ws/pass"] = ownedDir(1001, 0o711)
+	fsys["tmp/ws/pass/repo/.git/hooks"] = ownedDir(0, 0o755)
+	fsys["tmp/ws/mine/.git/hooks"] = ownedDir(0, 0o755)
+	req := request("true")
+	req.FS, req.Cwd, req.UID, req.GID = fsys, "/tmp/ws", 0, 0
+	var debug []string
+	req.Debug = func(msg string) { debug = append(debug, msg) }
+	s, err := Compile(defaultPolicy(t, "/tmp/ws", "/root"), req, amd64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var readOnly []string
+	for _, m := range s.Mounts {
+		if strings.HasPrefix(m.Destination, "/tmp/ws/theirs") {
+			t.Errorf("%s %s: the command cannot reach it", m.Type, m.Destination)
+		}
+		if slices.Contains(m.Options, "rro") && strings.HasPrefix(m.Destination, "/tmp/ws/") {
+			readOnly = append(readOnly, m.Destination)
+		}
+	}
+	for _, want := range []string{"/tmp/ws/mine/.git/hooks", "/tmp/ws/pass/repo/.git/hooks"} {
+		if !slices.Contains(readOnly, want) {
+			t.Errorf("%s is not bound read-only (read-only: %q)", want, readOnly)
+		}
+	}
+	if sc := s.Annotations[AnnotationScrub]; strings.Contains(sc, "/tmp/ws/theirs") {
+		t.Errorf("the scrub looks into /tmp/ws/theirs: %s", sc)
+	}
+	if !slices.ContainsFunc(debug, func(m string) bool { return strings.Contains(m, "below /tmp/ws/theirs ") }) {
+		t.Errorf("debug messages %q do not name /tmp/ws/theirs", debug)
 	}
 }

@@ -86,6 +86,16 @@ type Request struct {
 	// outer container's masks forbid mounting one
 	// (sandbox.enableWeakerNestedSandbox).
 	HostProc bool
+	// Debug, when set, is told what the plan left out and why, one
+	// message at a time (cordon run --debug).
+	Debug func(msg string)
+}
+
+// debugf tells Debug, when set.
+func (r Request) debugf(format string, args ...any) {
+	if r.Debug != nil {
+		r.Debug(fmt.Sprintf(format, args...))
+	}
 }
 
 // Record selects the file accesses whose refusals are recorded. Each one

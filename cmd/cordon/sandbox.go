@@ -219,6 +219,9 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 		Host:   host,
 		Record: spec.Record{Writes: cmd.Bool("record-writes"), Reads: cmd.Bool("record-reads")},
 	}
+	if cmd.Bool("debug") {
+		req.Debug = func(msg string) { fmt.Fprintf(inv.stderr, "cordon: debug: %s\n", msg) }
+	}
 	req.Terminal = term.IsTerminal(int(inv.stdin.Fd())) && term.IsTerminal(int(inv.stdout.Fd()))
 	if cmd.IsSet("tty") {
 		req.Terminal = cmd.Bool("tty")

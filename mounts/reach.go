@@ -39,15 +39,16 @@ type Reach struct {
 }
 
 // AsCommand returns the host file system fsys (rooted at "/") as the
-// sandboxed command of a caller with uid and gid sees it. The command runs
-// with the caller's ids and no capability; a root caller's has no
-// supplementary group either (libcontainer drops them), so the
-// permission bits are judged for uid and gid alone. Any other caller has
-// the command's identity and groups: its own refusals are the command's.
-func AsCommand(fsys fs.FS, uid, gid uint32) *Reach {
+// sandboxed command of a caller with uid, gid and the supplementary groups
+// sees it. The command runs with the caller's ids and no capability, so
+// the permission bits are judged for them; the full sandbox of a root
+// caller has no supplementary group left (libcontainer drops them: groups
+// nil). Any other caller has the command's identity and groups: its own
+// refusals are the command's.
+func AsCommand(fsys fs.FS, uid, gid uint32, groups []uint32) *Reach {
 	r := &Reach{fsys: fsys, search: map[string]bool{}}
 	if uid == 0 {
-		r.who = &access.Who{UID: uid, GID: gid}
+		r.who = &access.Who{UID: uid, GID: gid, Groups: groups}
 	}
 	return r
 }

@@ -42,7 +42,7 @@ func owned() fstest.MapFS {
 // one it may only search, and into root's own; every refusal is
 // remembered. As any other caller, the host's own answers stand.
 func TestReach(t *testing.T) {
-	r := AsCommand(owned(), 0, 0)
+	r := AsCommand(owned(), 0, 0, nil)
 	for _, tc := range []struct {
 		name    string
 		refused bool
@@ -77,7 +77,7 @@ func TestReach(t *testing.T) {
 	}
 
 	// Another caller: the host answers for itself (here, everything).
-	other := AsCommand(owned(), 1001, 1001)
+	other := AsCommand(owned(), 1001, 1001, nil)
 	if _, err := fs.ReadDir(other, "ws/mine/repo"); err != nil {
 		t.Errorf("as uid 1001 over a file system that grants it: %v", err)
 	}
@@ -90,7 +90,7 @@ func TestReach(t *testing.T) {
 // protected nor scrubbed (what is there is someone else's, from before the
 // run); the rest of the workspace is.
 func TestProtectUnreachable(t *testing.T) {
-	r := AsCommand(owned(), 0, 0)
+	r := AsCommand(owned(), 0, 0, nil)
 	// (theirs/repo/.mcp.json: a path named in the root, as a denyWrite
 	// or the caller's own files are)
 	pr, err := Protect(NewRecorder(r), []string{"/ws"}, []string{".git/hooks", ".mcp.json", "theirs/repo/.mcp.json"}, nil, []string{".claude/settings.json", ".mcp.json"}, nil)

@@ -40,13 +40,17 @@ func scrub(s *specs.Spec, id string, started time.Time) []string {
 	// Only where the command could have written: cordon as root sees
 	// into other users' private directories, which the command, root
 	// without capabilities, could not enter (see mounts.Reach).
-	targets := sc.Targets(spec.HostAsCommand(uint32(os.Geteuid()), uint32(os.Getegid())))
+	var groups []uint32
+	if spec.Contained(s) {
+		groups = access.Groups() // (the full sandbox drops them)
+	}
+	targets := sc.Targets(spec.HostAsCommand(uint32(os.Geteuid()), uint32(os.Getegid()), groups))
 	var nested []string
 	for _, root := range sc.Roots {
-		nested = append(nested, plantedBelow(root, sc.GitDirs, sc.Nested, started)...)
+		nested = append(nested, plantedBelow(root, sc.GitDirs, sc.Nested, groups, started)...)
 	}
 	for _, t := range sc.Trusted {
-		nested = append(nested, changedBelow(t, sc.GitDirs, sc.Nested, started)...)
+		nested = append(nested, changedBelow(t, sc.GitDirs, sc.Nested, groups, started)...)
 	}
 	// A file bound read-only was the caller's before the run and stayed
 	// so: its ctime says only that the host touched it in the run's first
@@ -217,11 +221,11 @@ const bareRepoDepth = 3
 // files), and looks at a name only when the directory holds it; the
 // directories at bareRepoDepth are not read, only their HEAD looked up.
 // Symlinks are not followed.
-func plantedBelow(root string, gitDirs, nested []string, started time.Time) []string {
+func plantedBelow(root string, gitDirs, nested []string, groups []uint32, started time.Time) []string {
 	if path.Base(root) == ".git" || slices.Contains(gitDirs, root) {
 		return nil
 	}
-	w := newScrubWalk(gitDirs, nested, started)
+	w := newScrubWalk(gitDirs, nested, groups, started)
 	w.bare, w.nestedFrom = true, 1
 	return w.walk(root)
 }
@@ -230,8 +234,8 @@ func plantedBelow(root string, gitDirs, nested []string, started time.Time) []st
 // in the directory t and those down to spec.NestedDepth below it (a trusted
 // directory in a writable root: mounts.Protect binds those that existed),
 // as plantedBelow finds them.
-func changedBelow(t string, gitDirs, nested []string, started time.Time) []string {
-	return newScrubWalk(gitDirs, nested, started).walk(t)
+func changedBelow(t string, gitDirs, nested []string, groups []uint32, started time.Time) []string {
+	return newScrubWalk(gitDirs, nested, groups, started).walk(t)
 }
 
 // scrubWalk is the walk of plantedBelow and changedBelow.
@@ -253,10 +257,10 @@ type scrubWalk struct {
 	out  []string
 }
 
-func newScrubWalk(gitDirs, nested []string, started time.Time) *scrubWalk {
+func newScrubWalk(gitDirs, nested []string, groups []uint32, started time.Time) *scrubWalk {
 	w := &scrubWalk{gitDirs: gitDirs, nested: nested, started: started, buf: make([]byte, 32<<10)}
 	if os.Geteuid() == 0 {
-		w.root = &access.Who{UID: 0, GID: uint32(os.Getegid())}
+		w.root = &access.Who{UID: 0, GID: uint32(os.Getegid()), Groups: groups}
 	}
 	for _, n := range nested {
 		first, _, _ := strings.Cut(n, "/")

@@ -94,7 +94,7 @@ func TestPlantedBareRepos(t *testing.T) {
 	for _, rel := range []string{"one", "a/two", "a/b/three", "a/b/c/four", "x/.git", "gitdir"} {
 		bare(rel)
 	}
-	got := plantedBelow(root, []string{filepath.Join(root, "gitdir")}, nil, started)
+	got := plantedBelow(root, []string{filepath.Join(root, "gitdir")}, nil, nil, started)
 	want := []string{"a/b/three", "a/two", "one"} // a/b/c/four is too deep
 	for i := range want {
 		want[i] = filepath.Join(root, want[i], "HEAD")
@@ -134,7 +134,7 @@ func TestScrubLeavesUnreachable(t *testing.T) {
 	started := clockBetween()
 	writeFiles(t, root, "theirs/repo/HEAD", "theirs/repo/objects/x", "theirs/repo/refs/x", "theirs/sub/.mcp.json",
 		"pass/repo/HEAD", "pass/repo/objects/x", "pass/repo/refs/x", "pass/sub/.mcp.json")
-	got := plantedBelow(root, nil, []string{".mcp.json"}, started)
+	got := plantedBelow(root, nil, []string{".mcp.json"}, nil, started)
 	slices.Sort(got)
 	want := []string{filepath.Join(root, "pass/repo/HEAD"), filepath.Join(root, "pass/sub/.mcp.json")}
 	if !slices.Equal(got, want) {
@@ -183,7 +183,7 @@ func TestPlantedNested(t *testing.T) {
 		t.Fatal(err)
 	}
 	nested := []string{".claude/settings.json", ".claude/settings.local.json", ".cordon/settings.json", ".mcp.json", ".vscode/tasks.json"}
-	got := plantedBelow(root, nil, nested, started)
+	got := plantedBelow(root, nil, nested, nil, started)
 	want := []string{"old/.claude/settings.local.json", "p/.claude/settings.json", "p/q/.vscode/tasks.json"}
 	for i := range want {
 		want[i] = filepath.Join(root, want[i])
@@ -268,7 +268,7 @@ func TestChangedBelow(t *testing.T) {
 		t.Fatal(err)
 	}
 	nested := []string{".claude/settings.json", ".cordon/settings.json", ".mcp.json", ".vscode/tasks.json"}
-	got := changedBelow(trusted, []string{filepath.Join(trusted, "gitdir")}, nested, started)
+	got := changedBelow(trusted, []string{filepath.Join(trusted, "gitdir")}, nested, nil, started)
 	want := []string{".cordon/settings.json", "x/.claude/settings.json", "x/y/.mcp.json"}
 	for i := range want {
 		want[i] = filepath.Join(trusted, want[i])

@@ -92,7 +92,13 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	var pl plan
 	// The host as the command sees it: what it cannot reach, the plan
 	// neither protects nor hides (see mounts.Reach).
-	reach := mounts.AsCommand(fsys, req.UID, req.GID)
+	var groups []uint32
+	if req.Mode != ModeFull {
+		// (the full sandbox's user namespace has none; the container
+		// mode's command keeps the caller's)
+		groups = req.Groups
+	}
+	reach := mounts.AsCommand(fsys, req.UID, req.GID, groups)
 	defer func() {
 		for _, d := range reach.Unreached() {
 			req.debugf("nothing below %s is protected or hidden: the sandbox cannot enter it (permission denied)", d)
@@ -505,9 +511,12 @@ func seccompProfile(p *policy.Policy, req Request, pr probe.Result) (*specs.Linu
 }
 
 // HostAsCommand is the host's file system as the sandboxed command of a
-// caller with uid and gid sees it (mounts.AsCommand): what the runtime
-// looks at after the run is what the command could have changed.
-func HostAsCommand(uid, gid uint32) fs.FS { return mounts.AsCommand(mounts.HostFS(), uid, gid) }
+// caller with uid, gid and groups sees it (mounts.AsCommand; groups nil
+// for the full sandbox): what the runtime looks at after the run is what
+// the command could have changed.
+func HostAsCommand(uid, gid uint32, groups []uint32) fs.FS {
+	return mounts.AsCommand(mounts.HostFS(), uid, gid, groups)
+}
 
 // HostView reports whether m is one of the binds of the host's top-level
 // entries that together make the sandbox's read-only view of the host

@@ -69,6 +69,9 @@ type Request struct {
 	Env []string
 	// UID and GID are the caller's; the command runs with the same ids.
 	UID, GID uint32
+	// Groups are the caller's supplementary groups, which the command
+	// keeps in the container mode (the full sandbox drops them).
+	Groups []uint32
 	// Terminal gives the command a new pseudo-terminal of ConsoleSize.
 	Terminal    bool
 	ConsoleSize *specs.Box

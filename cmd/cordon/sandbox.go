@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
+	"cordon.dev/cordon/internal/access"
 	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/probe"
 	"cordon.dev/cordon/runtime"
@@ -216,6 +217,7 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 		Env:    inv.env,
 		UID:    uint32(os.Getuid()),
 		GID:    uint32(os.Getgid()),
+		Groups: access.Groups(),
 		Host:   host,
 		Record: spec.Record{Writes: cmd.Bool("record-writes"), Reads: cmd.Bool("record-reads")},
 	}

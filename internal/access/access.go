@@ -2,9 +2,11 @@
 // file, from the file's owner, group and permission bits, as the kernel's
 // generic_permission does. cordon asks it where the sandboxed command and
 // cordon itself see the file system differently: a root caller's command
-// runs as uid 0 and gid 0 with no capability and no supplementary group,
-// so another user's private directory is closed to it, while cordon,
-// planning and cleaning up as the real root, could enter it.
+// runs as uid 0 and gid 0 with no capability and, in the full sandbox, no
+// supplementary group, so another user's private directory is closed to
+// it, while cordon,
+// planning and cleaning up as the real root, could enter it. (In the
+// container mode the command keeps the caller's supplementary groups.)
 //
 // POSIX ACLs are not read here: a file that has one is said to grant what
 // the bits of its group class (the ACL's mask, the most any named entry
@@ -12,9 +14,16 @@
 // never less.
 package access
 
-// Who is a process without capabilities or supplementary groups.
+import (
+	"os"
+	"slices"
+)
+
+// Who is a process without capabilities.
 type Who struct {
 	UID, GID uint32
+	// Groups are its supplementary groups.
+	Groups []uint32
 }
 
 // The permissions asked for, as in the mode's "other" bits.
@@ -42,8 +51,19 @@ func (w Who) May(f File, want uint32) bool {
 		// A named user or group entry may match w: it grants at most
 		// the mask (the group class bits).
 		return group&want == want || other&want == want
-	case f.GID == w.GID:
+	case f.GID == w.GID || slices.Contains(w.Groups, f.GID):
 		return group&want == want
 	}
 	return other&want == want
+}
+
+// Groups returns this process's supplementary groups (none where the
+// system cannot say).
+func Groups() []uint32 {
+	gs, _ := os.Getgroups()
+	out := make([]uint32, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, uint32(g))
+	}
+	return out
 }

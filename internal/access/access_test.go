@@ -3,7 +3,7 @@ package access
 import "testing"
 
 func TestMay(t *testing.T) {
-	root := Who{UID: 0, GID: 0}
+	root := Who{UID: 0, GID: 0, Groups: []uint32{27}}
 	for _, tc := range []struct {
 		name string
 		f    File
@@ -17,6 +17,7 @@ func TestMay(t *testing.T) {
 		{"another user's, not listable", File{UID: 1001, GID: 1001, Perm: 0o711}, Read, false},
 		{"group root", File{UID: 1001, GID: 0, Perm: 0o750}, Read | Search, true},
 		{"another group", File{UID: 1001, GID: 1001, Perm: 0o750}, Search, false},
+		{"a supplementary group", File{UID: 1001, GID: 27, Perm: 0o750}, Search, true},
 		// The owner's bits decide for the owner, whatever the others'.
 		{"owner bits only", File{UID: 0, GID: 0, Perm: 0o077}, Search, false},
 		{"group bits not for others", File{UID: 1001, GID: 0, Perm: 0o707}, Search, false},

@@ -4,9 +4,9 @@
 // cordon itself see the file system differently: a root caller's command
 // runs as uid 0 and gid 0 with no capability and, in the full sandbox, no
 // supplementary group, so another user's private directory is closed to
-// it, while cordon,
-// planning and cleaning up as the real root, could enter it. (In the
-// container mode the command keeps the caller's supplementary groups.)
+// it, while cordon, planning and cleaning up as the real root, could
+// enter it. (In the container mode the command keeps the caller's
+// supplementary groups.)
 //
 // POSIX ACLs are not read here: a file that has one is said to grant what
 // the bits of its group class (the ACL's mask, the most any named entry

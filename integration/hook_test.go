@@ -56,14 +56,14 @@ func (b *box) hook(command, mode string) claudeAnswer {
 }
 
 // bash runs a command line with bash as the box's caller, in the
-// workspace, as Claude Code runs a Bash tool call.
-func (b *box) bash(command string) result {
+// workspace, as Claude Code runs a Bash tool call; env are more NAME=value.
+func (b *box) bash(command string, env ...string) result {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", command)
 	cmd.Dir = b.ws
-	cmd.Env = b.env()
+	cmd.Env = b.env(env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: b.c.cred, Pdeathsig: syscall.SIGKILL}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

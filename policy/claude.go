@@ -431,6 +431,24 @@ func (rc RunCommand) Wrap(command string) (string, error) {
 	return b.String(), nil
 }
 
+// WrapCwd is Wrap for a command whose working directory carries over to
+// the next command, as it does in Claude Code's own shell, which runs a
+// command and then records where the shell is: cordon run --cwd-fd 3
+// writes the directory the sandboxed shell ended in, when it is the
+// host's own, on the pipe of a command substitution, and the caller's
+// shell moves there (\builtin: a cd function of the user's shell
+// snapshot is not run). The exit status is the command's; the caller's
+// shell stays where it is when the command fails or cordon writes
+// nothing.
+func (rc RunCommand) WrapCwd(command string) (string, error) {
+	rc.Flags = append([]string{"--cwd-fd", "3"}, rc.Flags...)
+	w, err := rc.Wrap(command)
+	if err != nil {
+		return "", err
+	}
+	return "{ cordon_cwd=$(" + w + ` 3>&1 >&4 4>&-) && { \builtin cd -- "${cordon_cwd:-.}" 2>/dev/null || :; }; } 4>&1`, nil
+}
+
 // optionLike reports a command that bash, given it after -c, would read
 // as its own options.
 func optionLike(command string) bool {
@@ -475,7 +493,13 @@ func (in *ClaudeHookInput) Answer(d Decision, rc RunCommand) (ClaudeHookOutput, 
 	if err != nil {
 		return out, fmt.Errorf("%w: tool_input.command: %v", ErrHookInput, err)
 	}
-	wrapped, err := rc.Wrap(cmd)
+	// Claude Code keeps the working directory of a Bash call that runs in
+	// the foreground; Monitor's and the background's stay where they are.
+	wrap := rc.WrapCwd
+	if bg, _ := in.member("run_in_background"); in.ToolName == "Monitor" || string(bg) == "true" {
+		wrap = rc.Wrap
+	}
+	wrapped, err := wrap(cmd)
 	if err != nil {
 		return out, err
 	}

@@ -117,12 +117,28 @@ func checkUpdatedInput(t *testing.T, raw []byte, out *ClaudeHookOutput, ws strin
 	var orig, wrapped string
 	must(t, json.Unmarshal(in.ToolInput["command"], &orig))
 	must(t, json.Unmarshal(got["command"], &wrapped))
-	argv := wrappedArgv(t, wrapped)
+	// A foreground Bash call's directory carries over (WrapCwd).
+	wantCwd := in.ToolName == "Bash" && string(in.ToolInput["run_in_background"]) != "true"
+	inner, cwd := strings.CutPrefix(wrapped, cwdPrefix)
+	if cwd {
+		inner, cwd = strings.CutSuffix(inner, cwdSuffix)
+	}
+	if cwd != wantCwd {
+		t.Errorf("the rewritten command carries the directory over: %v, want %v: %q", cwd, wantCwd, wrapped)
+	}
+	argv := wrappedArgv(t, inner)
 	if i := slices.Index(argv, "--"); i < 0 || argv[0] != hookCordon || argv[1] != "run" || !slices.Contains(argv[:i], "--workspace") ||
-		!slices.Equal(argv[i:], []string{"--", "bash", "-c", orig}) {
+		!slices.Equal(argv[i:], []string{"--", "bash", "-c", orig}) || slices.Contains(argv[:i], "--cwd-fd") != cwd {
 		t.Errorf("the rewritten command runs %q, want cordon run --workspace %s ... -- bash -c %q", argv, ws, orig)
 	}
 }
+
+// The text around cordon run in a rewritten command whose directory
+// carries over (WrapCwd).
+const (
+	cwdPrefix = "{ cordon_cwd=$("
+	cwdSuffix = ` 3>&1 >&4 4>&-) && { \builtin cd -- "${cordon_cwd:-.}" 2>/dev/null || :; }; } 4>&1`
+)
 
 func compact(t *testing.T, v json.RawMessage) []byte {
 	var b bytes.Buffer
@@ -284,6 +300,56 @@ func TestWrapRealBash(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("bash -c %q passed %q, want %q", w, got, want)
 		}
+	}
+}
+
+// TestWrapCwdRealBash runs a rewritten command as Claude Code runs a Bash
+// call in its own shell (eval, then pwd -P when it succeeds), cordon
+// replaced by a program that writes a directory on its --cwd-fd and exits
+// with a status: the shell ends in that directory when the status is 0
+// and the directory is there, where it was otherwise; the status and the
+// output are the command's, and the shell's own descriptors 3 and 4 are
+// left as they were.
+func TestWrapCwdRealBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	fake := script(t, `[ "$1 $2 $3" = "run --cwd-fd 3" ] || exit 99
+printf 'out\n'; printf 'err\n' >&2
+printf '%s' "$FAKE_DIR" >&3
+exit "$FAKE_STATUS"`)
+	start, there := t.TempDir(), t.TempDir()
+	w, err := (RunCommand{Cordon: fake, Flags: []string{"--workspace", start}}).WrapCwd("ignored")
+	must(t, err)
+	for _, tc := range []struct {
+		name, dir, status string
+		wantDir, wantOut  string
+	}{
+		{"moved", there, "0", there, "0"},
+		{"failed", there, "3", start, "3"},
+		{"nothing said", "", "0", start, "0"},
+		{"not there", filepath.Join(there, "gone"), "0", start, "0"},
+		{"signal", there, "130", start, "130"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Claude Code's wrapper, with descriptors 3 and 4 of its own.
+			script := `exec 3>/dev/null 4>/dev/null; eval ` + singleQuote(w) + ` < /dev/null; s=$?; ` +
+				`printf 'status=%s pwd=%s\n' "$s" "$(pwd -P)"; ls -l /proc/$$/fd/3 /proc/$$/fd/4 | grep -c /dev/null`
+			cmd := exec.Command(bash, "-c", script)
+			cmd.Dir = start
+			cmd.Env = append(os.Environ(), "FAKE_DIR="+tc.dir, "FAKE_STATUS="+tc.status)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, stderr.Bytes())
+			}
+			want := "out\nstatus=" + tc.wantOut + " pwd=" + tc.wantDir + "\n2\n"
+			if string(out) != want || stderr.String() != "err\n" {
+				t.Errorf("stdout %q, stderr %q; want %q, %q", out, stderr.Bytes(), want, "err\n")
+			}
+		})
 	}
 }
 

@@ -391,7 +391,11 @@ func (p *Pooled) Run(ctx context.Context, s *specs.Spec, o Options, sigs <-chan 
 		stdout, stderr = out.stdoutW, out.stderrW
 	}
 	sb.tr.mark("prestart")
-	err := sendCommand(p.cmd, s.Process.Cwd, commandArgs(s.Process.Args), s.Process.Env, []*os.File{stdin, stdout, stderr})
+	files := []*os.File{stdin, stdout, stderr}
+	if o.Fd3 != nil {
+		files = append(files, o.Fd3)
+	}
+	err := sendCommand(p.cmd, s.Process.Cwd, commandArgs(s.Process.Args), s.Process.Env, files)
 	if out != nil {
 		out.started()
 	}
@@ -413,8 +417,8 @@ func (p *Pooled) Run(ctx context.Context, s *specs.Spec, o Options, sigs <-chan 
 // receive_command in sandboxinit.c): the length of the message, the
 // number of arguments and of environment entries (little-endian uint32s),
 // then the working directory, the arguments and the environment, each
-// ending in NUL, with the standard descriptors attached to its first
-// bytes.
+// ending in NUL, with the standard descriptors (and the command's
+// descriptor 3, when it has one) attached to its first bytes.
 func sendCommand(sock *os.File, cwd string, args, env []string, stdio []*os.File) error {
 	if len(args) == 0 {
 		return errors.New("no command")

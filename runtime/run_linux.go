@@ -304,6 +304,10 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 		files[initHostViewFD] = f
 	}
 	maps.Copy(files, extra)
+	if o.Fd3 != nil {
+		files[initPassFD] = o.Fd3
+		sb.process.Args = passArgs(sb.process.Args)
+	}
 	if sb.process.ExtraFiles, err = initFiles(files); err != nil {
 		return nil, err
 	}
@@ -677,6 +681,19 @@ func writeMeta(root, id string, m Meta) error {
 		return fmt.Errorf("record sandbox: %w", err)
 	}
 	return nil
+}
+
+// initPassFD is the descriptor the init passes on to the command as its
+// descriptor 3 (Options.Fd3; --pass-fd).
+const initPassFD = 10
+
+// passArgs are the init's arguments args with --pass-fd.
+func passArgs(args []string) []string {
+	i := slices.Index(args, "--")
+	if i < 0 {
+		return args
+	}
+	return slices.Insert(slices.Clone(args), i, "--pass-fd="+strconv.Itoa(initPassFD))
 }
 
 // initFiles lays files out at their descriptor numbers (from 3, as

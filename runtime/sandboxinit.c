@@ -12,7 +12,7 @@
  *   cordon sandbox-init [--parent-fd=N] [--seccomp-fd=S [--notify-fd=F]]
  *                       [--landlock-fd=L] [--proxy-fd=P --proxy-ports=H,S]
  *                       [--uid=U --gid=G] [--rlimit=RESOURCE:SOFT:HARD...]
- *                       [--contained] -- COMMAND [ARGS...]
+ *                       [--contained] [--pass-fd=D] -- COMMAND [ARGS...]
  *   cordon sandbox-init [...] --command-fd=C --
  *
  * It starts COMMAND in a process group of its own (the terminal's
@@ -36,7 +36,9 @@
  * host goes away (the lifeline descriptor N reaches end of file, or the
  * parent-death signal arrives). Its exit status is COMMAND's, 128+S when a
  * signal S ended it, 127 when COMMAND is not found, 126 when it cannot be
- * executed, 125 when the init itself fails.
+ * executed, 125 when the init itself fails. COMMAND gets its standard
+ * descriptors and, with --pass-fd, D as its descriptor 3 (cordon run
+ * --cwd-fd: a pipe on which its shell says where it ended); nothing else.
  *
  * With --contained the init runs with no namespace around it (cordon's
  * container mode, where the kernel or an outer container refuses them):
@@ -105,7 +107,7 @@ struct rlimit_arg {
 };
 
 struct options {
-	int parent_fd, seccomp_fd, landlock_fd, proxy_fd, notify_fd, command_fd;
+	int parent_fd, seccomp_fd, landlock_fd, proxy_fd, notify_fd, command_fd, pass_fd;
 	int proxy_ports[MAX_PROXY_PORTS], nproxy;
 	struct rlimit_arg rlimits[MAX_RLIMITS];
 	int nrlimits;
@@ -731,6 +733,24 @@ static int close_range_cloexec(int first)
 static int receive_command(struct options *o, char ***envp, const char **what);
 static int drop_capabilities(void);
 
+/* pass_fd3 makes fd the command's descriptor 3, open across its execve;
+ * the report pipe moves out of its way first. */
+static int pass_fd3(int fd, int *report_fd)
+{
+	if (*report_fd == 3) {
+		int moved = fcntl(3, F_DUPFD_CLOEXEC, 4);
+		if (moved < 0)
+			return -1;
+		*report_fd = moved;
+	}
+	if (fd == 3)
+		return fcntl(3, F_SETFD, 0);
+	if (dup2(fd, 3) < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 static void child(const struct options *o, const struct program *prog, const struct landlock_rules *ll,
 		  char **envp, int report_fd, int go_fd, int foreground)
 {
@@ -831,6 +851,8 @@ static void child(const struct options *o, const struct program *prog, const str
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		report_and_exit(report_fd, "signal mask");
+	if (o->pass_fd >= 0 && pass_fd3(o->pass_fd, &report_fd) < 0)
+		report_and_exit(report_fd, "pass descriptor 3 to the command");
 	exec_path(o->argv, envp);
 	report_and_exit(report_fd, "exec");
 }
@@ -991,7 +1013,7 @@ static int parse(int argc, char **argv, struct options *o)
 {
 	int i;
 
-	o->parent_fd = o->seccomp_fd = o->landlock_fd = o->proxy_fd = o->notify_fd = o->command_fd = -1;
+	o->parent_fd = o->seccomp_fd = o->landlock_fd = o->proxy_fd = o->notify_fd = o->command_fd = o->pass_fd = -1;
 	o->nproxy = 0;
 	o->nrlimits = 0;
 	o->uid = o->gid = -1;
@@ -1058,6 +1080,8 @@ static int parse(int argc, char **argv, struct options *o)
 			o->notify_fd = n;
 		else if (strncmp(argv[i], "--command-fd=", 13) == 0)
 			o->command_fd = n;
+		else if (strncmp(argv[i], "--pass-fd=", 10) == 0)
+			o->pass_fd = n;
 		else if (strncmp(argv[i], "--uid=", 6) == 0)
 			o->uid = n;
 		else if (strncmp(argv[i], "--gid=", 6) == 0)
@@ -1110,19 +1134,20 @@ bad:
  * included), a uint32 argc and a uint32 envc, then the working directory,
  * argc arguments and envc NAME=value strings, each NUL-terminated, with
  * the command's stdin, stdout and stderr attached (SCM_RIGHTS) to the
- * first bytes. They become descriptors 0, 1 and 2, the init moves to the
+ * first bytes, and a fourth for descriptor 3 (see --pass-fd) when the
+ * command has one. They become descriptors 0, 1 and 2, the init moves to the
  * working directory (inside the sandbox, as the sandbox's root user, as
  * libcontainer would have), and o->argv and *envp are the command's.
  */
 static int receive_command(struct options *o, char ***envp, const char **what)
 {
 	unsigned char head[12];
-	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	char cbuf[CMSG_SPACE(4 * sizeof(int))];
 	struct iovec iov = { .iov_base = head, .iov_len = sizeof(head) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			      .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
-	int fds[3] = { -1, -1, -1 }, nfds = 0;
+	int fds[4] = { -1, -1, -1, -1 }, nfds = 0;
 	size_t have, len, argc, envc, off, i;
 	char *data, **v;
 	ssize_t n;
@@ -1140,9 +1165,9 @@ static int receive_command(struct options *o, char ***envp, const char **what)
 	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			memcpy(fds, CMSG_DATA(c), (nfds > 3 ? 3 : nfds) * sizeof(int));
+			memcpy(fds, CMSG_DATA(c), (nfds > 4 ? 4 : nfds) * sizeof(int));
 		}
-	if (nfds != 3 || (msg.msg_flags & MSG_CTRUNC)) {
+	if (nfds < 3 || nfds > 4 || (msg.msg_flags & MSG_CTRUNC)) {
 		errno = EBADMSG;
 		return -1;
 	}
@@ -1193,6 +1218,7 @@ static int receive_command(struct options *o, char ***envp, const char **what)
 	}
 	close(o->command_fd);
 	o->command_fd = -1;
+	o->pass_fd = fds[3];
 	for (i = 0; i < 3; i++) {
 		if (dup2(fds[i], i) < 0) {
 			*what = "take the command's standard descriptors";
@@ -1380,6 +1406,9 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	close(go[0]);
 	if (o.notify_fd >= 0)
 		close(o.notify_fd);
+	/* The command's alone: its reader waits for every writer to go. */
+	if (o.pass_fd >= 0)
+		close(o.pass_fd);
 	if (o.command_fd >= 0)
 		close(o.command_fd);
 	/* The capability that made the command's namespace is not needed

@@ -66,6 +66,10 @@ type Options struct {
 	Ignore Ignore
 	// Started, when set, is called once the command is running.
 	Started func()
+	// Fd3, when set, is the command's descriptor 3, the one it gets
+	// besides its standard descriptors (cordon run --cwd-fd passes the
+	// pipe on which the command's shell says where it ended).
+	Fd3 *os.File
 }
 
 // Usage is what a run used, from the sandbox's cgroup where it has one,

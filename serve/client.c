@@ -62,7 +62,7 @@ static const struct client_flag client_flags[] = {
 	{"allow-write", 1}, {"allow-read", 1}, {"deny-read", 1}, {"deny-write", 1},
 	{"allow-domain", 1}, {"deny-domain", 1}, {"memory", 1}, {"pids", 1},
 	{"cpus", 1}, {"timeout", 1}, {"output-limit", 1}, {"file-size", 1},
-	{"open-files", 1}, {"tmp-size", 1},
+	{"open-files", 1}, {"tmp-size", 1}, {"cwd-fd", 1},
 	{"record-writes", 0}, {"record-reads", 0}, {"stats", 0},
 	{NULL, 0},
 };
@@ -483,20 +483,49 @@ static int send_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* send_request sends the line with the three standard descriptors
- * attached to its first byte. */
-static int send_request(int sock, const char *line)
+/* cwd_fd is the descriptor --cwd-fd names among cordon run's flags
+ * (argv[0..n), which cordon_client_scan took): -1 without one, -2 for one
+ * the client leaves to Go (not a plain number, or not open). */
+static int cwd_fd(int n, char **argv)
 {
-	int fds[3] = {0, 1, 2};
+	int fd = -1;
+	for (int i = 0; i < n && strcmp(argv[i], "--") != 0; i++) {
+		const char *name = argv[i] + 1;
+		if (*name == '-')
+			name++;
+		const char *eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name);
+		const struct client_flag *f = lookup_flag(name, len);
+		if (!f || !f->value)
+			continue;
+		const char *v = eq ? eq + 1 : argv[++i];
+		if (strcmp(f->name, "cwd-fd") != 0)
+			continue;
+		char *end;
+		errno = 0;
+		long l = strtol(v, &end, 10);
+		if (errno || end == v || *end || v[0] < '0' || v[0] > '9' || l < 3 || l > INT_MAX || fcntl((int)l, F_GETFD) < 0)
+			return -2;
+		fd = (int)l;
+	}
+	return fd;
+}
+
+/* send_request sends the line with the three standard descriptors, and
+ * fd3 (--cwd-fd's) when it is one, attached to its first byte. */
+static int send_request(int sock, const char *line, int fd3)
+{
+	int fds[4] = {0, 1, 2, fd3};
+	size_t nfds = fd3 >= 0 ? 4 : 3;
 	char cbuf[CMSG_SPACE(sizeof(fds))];
 	memset(cbuf, 0, sizeof(cbuf));
 	struct iovec iov = {.iov_base = (void *)line, .iov_len = 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = CMSG_SPACE(nfds * sizeof(int))};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
 	ssize_t w;
 	do
 		w = sendmsg(sock, &m, MSG_NOSIGNAL);
@@ -631,7 +660,11 @@ static int client(int argc, char **argv, char **envp, int *status)
 	/* A terminal is a cold run's: Go decides (--tty=false). */
 	if (isatty(0) && isatty(1))
 		return CLIENT_NOT_TAKEN;
-	if (cordon_client_scan(argc - 2, argv + 2) < 0)
+	int ci = cordon_client_scan(argc - 2, argv + 2);
+	if (ci < 0)
+		return CLIENT_NOT_TAKEN;
+	int fd3 = cwd_fd(ci, argv + 2);
+	if (fd3 == -2)
 		return CLIENT_NOT_TAKEN;
 	char root[PATH_MAX];
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -665,7 +698,7 @@ static int client(int argc, char **argv, char **envp, int *status)
 	}
 	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (sock >= 0 && connect(sock, (struct sockaddr *)&addr, sizeof(addr)) == 0 && own_daemon(sock) &&
-	    send_request(sock, line) == 0)
+	    send_request(sock, line, fd3) == 0)
 		ret = converse(sock, status);
 	free(line);
 	if (sock >= 0)

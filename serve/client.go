@@ -15,14 +15,15 @@ import (
 var ErrGone = errors.New("cordon serve went away during the run")
 
 // Call runs a command through the daemon at sock, as cordon run's own
-// client does (docs/protocol.md): it sends req with stdio, passes the
+// client does (docs/protocol.md): it sends req with files (stdin,
+// stdout, stderr, and the descriptor of --cwd-fd when req has one), passes the
 // signals from sigs on (stopping this process after the command on
 // SIGTSTP, SIGTTIN and SIGTTOU), and returns the run's exit status. The daemon
 // declining the request is a *Declined error; its failing, an *Failed
 // error with the status (125) cordon run would exit with. Any other error
 // before the command started means it did not run; ErrGone, that it may
 // have.
-func Call(ctx context.Context, sock string, req Request, stdio [3]*os.File, sigs <-chan os.Signal) (int, error) {
+func Call(ctx context.Context, sock string, req Request, files []*os.File, sigs <-chan os.Signal) (int, error) {
 	c, err := Dial(ctx, sock)
 	if err != nil {
 		return 0, err
@@ -36,8 +37,8 @@ func Call(ctx context.Context, sock string, req Request, stdio [3]*os.File, sigs
 		return 0, err
 	}
 	line = append(line, '\n')
-	fds := make([]int, 3)
-	for i, f := range stdio {
+	fds := make([]int, len(files))
+	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
 	if _, _, err := c.WriteMsgUnix(line[:1], syscall.UnixRights(fds...), nil); err != nil {

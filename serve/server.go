@@ -33,9 +33,10 @@ type Run struct {
 }
 
 // Compiler compiles a request, as cordon run compiles its command line:
-// the stdio are the client's. A *Declined error leaves the request to
-// the client.
-type Compiler func(ctx context.Context, req *Request, stdio [3]*os.File) (*Run, error)
+// files are the client's stdin, stdout and stderr, and the descriptor of
+// cordon run's --cwd-fd when it has one. A *Declined error leaves the
+// request to the client.
+type Compiler func(ctx context.Context, req *Request, files []*os.File) (*Run, error)
 
 // Server is the daemon.
 type Server struct {

@@ -180,6 +180,7 @@ func (s *Server) handle(ctx context.Context, c *net.UnixConn) {
 			}
 		}
 	}
+	stderr := stdio[2]
 	defer closeStdio()
 	if req.Binary != "" && req.Binary != s.Binary {
 		_, _ = c.Write(Line(Fallback{TypeFallback, "the daemon runs another cordon binary"}))
@@ -207,7 +208,7 @@ func (s *Server) handle(ctx context.Context, c *net.UnixConn) {
 		_, _ = c.Write(Line(m))
 	}
 	fail := func(err error) {
-		fmt.Fprintf(stdio[2], "cordon: %v\n", err)
+		fmt.Fprintf(stderr, "cordon: %v\n", err)
 		write(Error{TypeError, 125, err.Error()})
 		closeStdio()
 	}
@@ -286,9 +287,10 @@ func (s *Server) release(p *runtime.Pooled, key string) {
 	}
 }
 
-// readRequest reads the request line and the three descriptors that come
-// with it; rest is what was read past the line.
-func readRequest(c *net.UnixConn) (_ *Request, stdio [3]*os.File, rest []byte, err error) {
+// readRequest reads the request line and the descriptors that come with
+// it (stdin, stdout, stderr, and for --cwd-fd a fourth); rest is what was
+// read past the line.
+func readRequest(c *net.UnixConn) (_ *Request, stdio []*os.File, rest []byte, err error) {
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	defer func() { _ = c.SetReadDeadline(time.Time{}) }()
 	var buf []byte
@@ -342,11 +344,11 @@ func readRequest(c *net.UnixConn) (_ *Request, stdio [3]*os.File, rest []byte, e
 	if err := req.Check(); err != nil {
 		return nil, stdio, nil, err
 	}
-	if len(fds) != 3 {
-		return nil, stdio, nil, fmt.Errorf("%d descriptors with the request (stdin, stdout and stderr: 3)", len(fds))
+	if len(fds) != 3 && len(fds) != 4 {
+		return nil, stdio, nil, fmt.Errorf("%d descriptors with the request (stdin, stdout and stderr, and one for --cwd-fd: 3 or 4)", len(fds))
 	}
 	for i, fd := range fds {
-		stdio[i] = os.NewFile(uintptr(fd), "client-"+strconv.Itoa(i))
+		stdio = append(stdio, os.NewFile(uintptr(fd), "client-"+strconv.Itoa(i)))
 	}
 	return &req, stdio, rest, nil
 }

@@ -22,6 +22,7 @@ func runCommand() *cli.Command {
 		Flags: append(sandboxFlags(),
 			&cli.BoolFlag{Name: "stats", Usage: "end with a line of resource usage on stderr (wall, cpu, peak memory, pids)"},
 			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "run in the background with a lifetime of its own (a dev server): print the run's id once the command runs; see cordon logs, list, stop"},
+			&cli.IntFlag{Name: "cwd-fd", Usage: "for bash -c COMMAND: write the directory COMMAND's shell ended in on descriptor `N`, when it ended with status 0 and that directory is the host's own (cordon hook claude's cd that carries over)"},
 		),
 		StopOnNthArg: ptr(1),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -29,11 +30,22 @@ func runCommand() *cli.Command {
 				return err // macOS: run_darwin.go
 			}
 			id := detachedID()
+			var cwdOut *os.File
+			if cmd.IsSet("cwd-fd") {
+				if cmd.Bool("detach") || id != "" {
+					return fmt.Errorf("--cwd-fd and --detach: a detached command's directory is not the caller's")
+				}
+				var err error
+				if cwdOut, err = cwdFile(int(cmd.Int("cwd-fd"))); err != nil {
+					return err
+				}
+				defer cwdOut.Close()
+			}
 			if cmd.Bool("detach") && id == "" {
 				return detach(cmd)
 			}
 			runtime.Trace("run")
-			if status, ok, err := runServed(ctx, cmd); ok {
+			if status, ok, err := runServed(ctx, cmd, cwdOut); ok {
 				if err == nil && status != 0 {
 					err = exitStatus(status)
 				}
@@ -76,8 +88,21 @@ func runCommand() *cli.Command {
 			}
 			o := runOptions(cmd, sb, rep, os.Stdin, out, errOut, stderr)
 			o.Root, o.Started = root, started
+			var cwd *cwdReport
+			if cwdOut != nil {
+				if cwd, err = newCwdReport(cwdOut); err != nil {
+					return err
+				}
+				o.Fd3 = cwd.w
+			}
 			status, err := runtime.Run(ctx, sb.spec, o)
 			runtime.Trace("ran")
+			if cwd != nil {
+				if err != nil {
+					status = exitCordonFailed
+				}
+				cwd.done(sb.spec, status)
+			}
 			rep.done(ctx, sb.policy, status, err)
 			runtime.Trace("reported")
 			if logged != nil {

@@ -196,10 +196,15 @@ func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
 
 // compileFor loads the policy and compiles the command line given by inv
 // into a spec for the run id.
-func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string) (*sandbox, error) {
+func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string) (_ *sandbox, err error) {
 	args := cmd.Args().Slice()
 	if len(args) == 0 {
 		return nil, fmt.Errorf("no command given (usage: cordon %s [flags] -- COMMAND [ARGS...])", cmd.Name)
+	}
+	if cmd.IsSet("cwd-fd") {
+		if args, err = cwdArgs(args); err != nil {
+			return nil, err
+		}
 	}
 	pol, err := loadPolicyFor(cmd, inv)
 	if err != nil {

@@ -170,14 +170,17 @@ const policyCacheSize = 64
 // policies loaded through policies (every settings file is still read for
 // every command: an edit takes effect on the next one).
 func compiler(policies *policy.Cache) serve.Compiler {
-	return func(ctx context.Context, req *serve.Request, stdio [3]*os.File) (*serve.Run, error) {
-		return compileRequest(ctx, req, stdio, policies)
+	return func(ctx context.Context, req *serve.Request, files []*os.File) (*serve.Run, error) {
+		return compileRequest(ctx, req, files, policies)
 	}
 }
 
 // compileRequest compiles a client's command line as cordon run compiles
-// its own, in the client's working directory and environment.
-func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File, policies *policy.Cache) (*serve.Run, error) {
+// its own, in the client's working directory and environment. files are
+// the client's stdin, stdout and stderr, and with --cwd-fd, the
+// descriptor the directory goes to.
+func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, policies *policy.Cache) (*serve.Run, error) {
+	stdio := files[:3]
 	for _, kv := range req.Env {
 		if len(kv) > len(detachedEnv) && kv[:len(detachedEnv)+1] == detachedEnv+"=" {
 			return nil, &serve.Declined{Reason: "a detached run's own process"}
@@ -211,6 +214,9 @@ func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File, 
 	if parsed.Bool("detach") {
 		return nil, &serve.Declined{Reason: "--detach"}
 	}
+	if parsed.IsSet("cwd-fd") != (len(files) == 4) {
+		return nil, fmt.Errorf("--cwd-fd and the descriptors that came with the request (%d) do not agree", len(files))
+	}
 	inv := invocation{cwd: req.Cwd, env: req.Env, stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], policies: policies}
 	sb, err := compileFor(ctx, parsed, inv, runtime.NewID())
 	if err != nil {
@@ -242,6 +248,22 @@ func compileRequest(ctx context.Context, req *serve.Request, stdio [3]*os.File, 
 			rep.mu.Unlock()
 		},
 		Done: func(status int, err error) { rep.done(ctx, sb.policy, status, err) },
+	}
+	if len(files) == 4 {
+		// Last: nothing fails after it, and Done is sure to come.
+		cwd, err := newCwdReport(files[3])
+		if err != nil {
+			return nil, err
+		}
+		r.Options.Fd3 = cwd.w
+		r.Done = func(status int, err error) {
+			ended := status
+			if err != nil {
+				ended = exitCordonFailed
+			}
+			cwd.done(sb.spec, ended)
+			rep.done(ctx, sb.policy, status, err)
+		}
 	}
 	if o.Proxy != nil {
 		// The proxy's rules are the sandbox's; a proxy that asks a
@@ -293,7 +315,7 @@ func startServe() {
 // it cold. Nothing weaker than a cold run ever runs: the daemon compiles
 // the command line as cordon run would, from the same settings, and a
 // sandbox made for another spec is never used.
-func runServed(ctx context.Context, cmd *cli.Command) (status int, ok bool, err error) {
+func runServed(ctx context.Context, cmd *cli.Command, cwdOut *os.File) (status int, ok bool, err error) {
 	// The C client (serve/client.c) asked already: the daemon declined.
 	if serve.Disabled() || serve.DeclinedEarly() || cmd.Bool("detach") || detachedID() != "" {
 		return 0, false, nil
@@ -326,7 +348,11 @@ func runServed(ctx context.Context, cmd *cli.Command) (status int, ok bool, err 
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs)
 	defer signal.Stop(sigs)
-	status, err = serve.Call(ctx, sock, req, [3]*os.File{os.Stdin, os.Stdout, os.Stderr}, sigs)
+	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	if cwdOut != nil {
+		files = append(files, cwdOut)
+	}
+	status, err = serve.Call(ctx, sock, req, files, sigs)
 	var declined *serve.Declined
 	var failed *serve.Failed
 	switch {
@@ -367,6 +393,8 @@ func runArgv(cmd *cli.Command) []string {
 			argv = append(argv, "--"+name+"="+strconv.FormatBool(cmd.Bool(name)))
 		case *cli.StringFlag:
 			argv = append(argv, "--"+name+"="+cmd.String(name))
+		case *cli.IntFlag:
+			argv = append(argv, "--"+name+"="+strconv.Itoa(cmd.Int(name)))
 		}
 	}
 	return append(append(argv, "--"), cmd.Args().Slice()...)

@@ -17,7 +17,7 @@ func TestCompileRequestHelp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	stdio := [3]*os.File{null, null, null}
+	stdio := []*os.File{null, null, null}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}, {"--allow-domain", "x", "--help", "--", "true"}} {
 		req := &serve.Request{Cordon: serve.Version, Args: args, Cwd: "/", Env: []string{"HOME=/nonexistent"}}
 		_, err := compileRequest(context.Background(), req, stdio, nil)

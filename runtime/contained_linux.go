@@ -142,16 +142,22 @@ func runContained(ctx context.Context, s *specs.Spec, o Options) (status int, er
 		undo = append(undo, sv.close)
 		svChild = sv.child
 	}
-	files, err := initFiles(map[int]*os.File{
+	byFD := map[int]*os.File{
 		spec.InitParentFD:   lifeR,
 		spec.InitSeccompFD:  program,
 		spec.InitLandlockFD: rules,
 		spec.InitNotifyFD:   svChild,
-	})
+	}
+	initArgs := s.Process.Args
+	if o.Fd3 != nil {
+		byFD[initPassFD] = o.Fd3
+		initArgs = passArgs(initArgs)
+	}
+	files, err := initFiles(byFD)
 	if err != nil {
 		return 0, err
 	}
-	args, err := withInitRlimits(s.Process.Args, s.Process.Rlimits)
+	args, err := withInitRlimits(initArgs, s.Process.Rlimits)
 	if err != nil {
 		return 0, err
 	}

@@ -52,3 +52,31 @@ func TestSeesHost(t *testing.T) {
 		}
 	}
 }
+
+func TestSeesHostContained(t *testing.T) {
+	rules := `[{"path": "/", "access": "l"}, {"path": "/usr", "access": "r"}, {"path": "/home", "access": "l"},
+		{"path": "/home/ana", "access": "l"}, {"path": "/home/ana/app", "access": "w"}, {"path": "/home/ana/.config", "access": "r"},
+		{"path": "/run/cordon/run-1/tmp", "access": "w"}]`
+	container := &specs.Spec{Annotations: map[string]string{AnnotationSandbox: ModeContainer, AnnotationLandlock: rules}}
+	unconfined := &specs.Spec{Annotations: map[string]string{AnnotationSandbox: ModeUnconfined}}
+	for _, tc := range []struct {
+		path              string
+		container, unconf bool
+	}{
+		{"/usr/lib", true, true},
+		{"/home/ana/app/src", true, true},
+		{"/home/ana", true, true},       // listed on the way to a hidden path
+		{"/home/ana/.ssh", false, true}, // hidden: no rule grants it
+		{"/home/bob", false, true},      // below a listed-only directory
+		{"/run/cordon/run-1/tmp", true, true},
+		{"/opt", false, true},
+		{"usr", false, false},
+	} {
+		if got := SeesHost(container, tc.path); got != tc.container {
+			t.Errorf("container: SeesHost(%q) = %v, want %v", tc.path, got, tc.container)
+		}
+		if got := SeesHost(unconfined, tc.path); got != tc.unconf {
+			t.Errorf("unconfined: SeesHost(%q) = %v, want %v", tc.path, got, tc.unconf)
+		}
+	}
+}

@@ -271,7 +271,7 @@ func TestExplainNestedUnderNodeModules(t *testing.T) {
 	w := home + "/node_modules/proj"
 	p, r, rules := profileCase{policy: func(p *policy.Policy) { p.Workspace = w }, req: func(r *Request) { r.Cwd = w }}.compiledRules(t)
 	target := w + "/pkg/.claude/settings.json"
-	if allowed, _ := decide(rules, "file-write-create", object{path: target}); allowed {
+	if v, err := decideBoth(rules, file("file-write-create", target)); err != nil || v.allow {
 		t.Fatalf("the profile allows writing %s", target)
 	}
 	e, err := NewExplainer(p, r)

@@ -770,6 +770,10 @@ func (c *compiler) writes() {
 	if len(allow) == 0 {
 		c.b.comment("Writes: nowhere.")
 	}
+	// Named, not left to the hierarchy: whether file-link and file-clone
+	// fall back to file-write* or to file* is not published.
+	c.b.rule("Hard links and clones, nowhere: a link to a read-denied file inside a\nwritable root would be a readable alias of it.",
+		"deny", []string{"file-link", "file-clone"}, []string{c.b.filter("subpath", "/")})
 
 	c.b.rule("denyWrite.", "deny", []string{"file-write*"}, c.denyFilters(c.denyWrite...))
 

@@ -3,6 +3,7 @@ package darwin
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -228,20 +229,38 @@ func TestGoldenFilesAreCases(t *testing.T) {
 	}
 }
 
-// compiledRules builds the case, compiles its profile and returns the
-// profile's rules.
-func (tc profileCase) compiledRules(t *testing.T) (*policy.Policy, Request, []rule) {
+// compiledRules builds the case, compiles its profile and reads it for
+// evaluation.
+func (tc profileCase) compiledRules(t *testing.T) (*policy.Policy, Request, *sbProfile) {
 	t.Helper()
 	p, r := tc.build(t)
 	profile, err := compile(p, r, tc.trustd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	forms, err := parseSBPL(profile)
+	sb, err := loadSBPL(profile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, r, rulesOf(forms)
+	return p, r, sb
+}
+
+// decideBoth asks sb about a under Seatbelt's hierarchy of operations and
+// as one flat list (see sbpl_eval_test.go): a cordon profile must mean the
+// same either way.
+func decideBoth(sb *sbProfile, a access) (verdict, error) {
+	v, err := sb.decide(a)
+	if err != nil {
+		return v, err
+	}
+	flat, err := sb.decideFlat(a)
+	if err != nil {
+		return v, fmt.Errorf("read as one list: %w", err)
+	}
+	if flat.allow != v.allow {
+		return v, fmt.Errorf("%s: %v by line %d, but %v by line %d read as one list", a, v.allow, v.line, flat.allow, flat.line)
+	}
+	return v, nil
 }
 
 // checkCompiled parses a generated profile, checks its structure and asks
@@ -255,7 +274,10 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	if err := checkProfile(forms, r.Tag); err != nil {
 		t.Fatalf("structure: %v", err)
 	}
-	rules := rulesOf(forms)
+	sb, err := loadSBPL(profile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res := resolver{fsys: r.FS}
 	c, err := newCompiler(p, r, false)
 	if err != nil {
@@ -283,10 +305,17 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	allowRead := unescaped(p.Filesystem.AllowRead)
 	expect := func(op, p string, vnode string, want bool, why string) {
 		t.Helper()
-		got, line := decide(rules, op, object{path: p, vnode: vnode})
-		if got != want {
+		if vnode == "" {
+			vnode = "REGULAR-FILE"
+		}
+		v, err := decideBoth(sb, access{op: op, path: p, vnode: vnode})
+		if err != nil {
+			t.Errorf("%v: %s", err, why)
+			return
+		}
+		if v.allow != want {
 			verb := map[bool]string{true: "allowed", false: "denied"}
-			t.Errorf("%s %s is %s (line %d), want %s: %s", op, p, verb[got], line, verb[want], why)
+			t.Errorf("%s %s is %s (line %d), want %s: %s", op, p, verb[v.allow], v.line, verb[want], why)
 		}
 	}
 
@@ -305,7 +334,9 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	expect("mach-host-exception-port-set", "", "", false, "the host's exception port")
 	expect("mach-host-special-port-set", "", "", false, "the host's special ports")
 	if !r.Terminal || r.TTY != "" {
-		expect("file-read-data", "/dev/ttys003", "", false, "the user's other terminals")
+		if v, err := decideBoth(sb, access{op: "file-read-data", path: "/dev/ttys003", vnode: "CHARACTER-DEVICE", plain: true}); err != nil || v.allow {
+			t.Errorf("file-read-data /dev/ttys003: allowed %v (line %d, %v): the user's other terminals", v.allow, v.line, err)
+		}
 	}
 	if r.TTY != "" {
 		expect("file-read-data", r.TTY, "CHARACTER-DEVICE", true, "the run's terminal")
@@ -625,8 +656,8 @@ func TestProtectedAfterAllow(t *testing.T) {
 				}
 				dir := res.resolve(w)
 				allowAt := -1
-				for i, rl := range rules {
-					if rl.allow && rl.covers("file-write-data") && rl.matches(object{path: dir + "/x"}) {
+				for i, rl := range rules.rules {
+					if rl.allow && rl.covers("file-write-data") && rl.matches(file("file-write-data", dir+"/x")) {
 						allowAt = i
 					}
 				}
@@ -636,13 +667,13 @@ func TestProtectedAfterAllow(t *testing.T) {
 				for _, name := range inWritable {
 					prot := dir + "/" + strings.ReplaceAll(name, "*", "sub")
 					found := false
-					for _, rl := range rules[allowAt+1:] {
-						if !rl.allow && rl.covers("file-write-data") && rl.matches(object{path: prot}) {
+					for _, rl := range rules.rules[allowAt+1:] {
+						if !rl.allow && rl.covers("file-write-data") && rl.matches(file("file-write-data", prot)) {
 							found = true
 						}
 					}
 					if !found {
-						t.Errorf("no deny after line %d covers %s", rules[allowAt].line, prot)
+						t.Errorf("no deny after line %d covers %s", rules.rules[allowAt].line, prot)
 					}
 				}
 			}
@@ -709,8 +740,12 @@ func TestNestedRepositories(t *testing.T) {
 		{"file-write-create", ws + "/a/b/c/.git/hooks/pre-commit", "", true},
 		{"file-write-create", ws + "/node_modules/x/.git/hooks/pre-commit", "", true},
 	} {
-		if got, line := decide(rules, tc.op, object{path: tc.path, vnode: tc.vnode}); got != tc.want {
-			t.Errorf("%s %s: allowed %v (line %d), want %v", tc.op, tc.path, got, line, tc.want)
+		vnode := tc.vnode
+		if vnode == "" {
+			vnode = "REGULAR-FILE"
+		}
+		if v, err := decideBoth(rules, access{op: tc.op, path: tc.path, vnode: vnode}); err != nil || v.allow != tc.want {
+			t.Errorf("%s %s: allowed %v (line %d, %v), want %v", tc.op, tc.path, v.allow, v.line, err, tc.want)
 		}
 	}
 }
@@ -732,7 +767,10 @@ func TestLongPathsFold(t *testing.T) {
 	if err := checkProfile(forms, r.Tag); err != nil {
 		t.Fatal(err)
 	}
-	rules := rulesOf(forms)
+	rules, err := loadSBPL(profile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		op, path string
 		want     bool
@@ -743,8 +781,8 @@ func TestLongPathsFold(t *testing.T) {
 		{"file-write-create", long + "/a/HEAD", false},
 		{"file-write-create", long + "/src/main.go", true},
 	} {
-		if got, line := decide(rules, tc.op, object{path: tc.path}); got != tc.want {
-			t.Errorf("%s %s: allowed %v (line %d), want %v", tc.op, tc.path, got, line, tc.want)
+		if v, err := decideBoth(rules, file(tc.op, tc.path)); err != nil || v.allow != tc.want {
+			t.Errorf("%s %s: allowed %v (line %d, %v), want %v", tc.op, tc.path, v.allow, v.line, err, tc.want)
 		}
 	}
 }
@@ -760,15 +798,15 @@ func TestNoAllowReopensDeny(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, rules := tc.compiledRules(t)
 			writeDenied, readDenied := false, false
-			for _, rl := range rules {
-				if len(rl.filters) == 0 && slices.Contains(rl.ops, "default") {
+			for _, rl := range rules.rules {
+				if rl.filter == nil && slices.Contains(rl.ops, "default") {
 					continue
 				}
 				if !rl.allow {
 					writeDenied = writeDenied || slices.ContainsFunc(writeOps, rl.covers)
 					onlyDev := true
-					for _, f := range rl.filters {
-						onlyDev = onlyDev && f.String() == `(subpath "/dev")`
+					for _, f := range rl.filters() {
+						onlyDev = onlyDev && f.src == `(subpath "/dev")`
 					}
 					readDenied = readDenied || rl.covers("file-read-data") && !onlyDev
 					continue
@@ -777,8 +815,8 @@ func TestNoAllowReopensDeny(t *testing.T) {
 					t.Errorf("line %d: an allow of writes after the write denies", rl.line)
 				}
 				if readDenied && rl.covers("file-read-data") {
-					for _, f := range rl.filters {
-						if s := f.String(); !strings.HasPrefix(s, `(literal "/dev/`) && !strings.HasPrefix(s, `(subpath "/dev/`) &&
+					for _, f := range rl.filters() {
+						if s := f.src; !strings.HasPrefix(s, `(literal "/dev/`) && !strings.HasPrefix(s, `(subpath "/dev/`) &&
 							s != `(literal "/dev")` && !strings.Contains(s, `"^/dev/ttys`) {
 							t.Errorf("line %d: an allow of reads after the read denies: %s", rl.line, s)
 						}

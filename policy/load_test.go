@@ -404,7 +404,7 @@ func TestClaudeSandboxKeys(t *testing.T) {
 	}{
 		{`{"sandbox": {"bwrapPath": "/usr/bin/bwrap", "socatPath": "/usr/bin/socat", "ripgrep": {"command": "rg"}, "enabledPlatforms": ["macos"]}}`, 4, ""},
 		{`{"sandbox": {"credentials": {}}}`, 0, ""},
-		{`{"sandbox": {"enableWeakerNetworkIsolation": true, "allowAppleEvents": true}}`, 2, ""},
+		{`{"sandbox": {"enableWeakerNetworkIsolation": true, "allowAppleEvents": true}}`, 1, ""},
 		{`{"sandbox": {"network": {"allowMachLookup": ["com.x.*"], "tlsTerminate": {}, "strictAllowlist": true}}}`, 2, ""},
 		{`{"sandbox": {"filesystem": {"disabled": false}}}`, 0, ""},
 		{`{"sandbox": {"filesystem": {"disabled": true}}}`, 0, "1:41: sandbox.filesystem.disabled is not supported"},
@@ -912,6 +912,40 @@ func TestAdminRequiredSandbox(t *testing.T) {
 		if len(p.Permissions.Allow) != 3 {
 			t.Errorf("managed %s: allow rules %v, want the workspace's three", managed, p.Permissions.Allow)
 		}
+	}
+}
+
+// TestWeakerNetworkIsolation: sandbox-runtime's macOS switch for trustd
+// is read wherever sandbox-runtime and Claude Code read it, and, being a
+// loosening, dropped from an untrusted workspace's settings.
+func TestWeakerNetworkIsolation(t *testing.T) {
+	const on = `{"sandbox": {"enableWeakerNetworkIsolation": true}}`
+	trust := `{"cordon": {"trustedWorkspaces": ["/ws"]}}`
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  bool
+	}{
+		{"Claude Code's user settings", map[string]string{"home/u/.claude/settings.json": on}, true},
+		{"sandbox-runtime's settings", map[string]string{"home/u/.srt-settings.json": `{"enableWeakerNetworkIsolation": true}`}, true},
+		{"cordon's file in sandbox-runtime's shape", map[string]string{"home/u/.config/cordon/settings.json": `{"enableWeakerNetworkIsolation": true}`}, true},
+		{"false", map[string]string{"home/u/.srt-settings.json": `{"enableWeakerNetworkIsolation": false}`}, false},
+		{"an untrusted workspace", map[string]string{"ws/.claude/settings.json": on}, false},
+		{"a trusted workspace", map[string]string{"ws/.claude/settings.json": on, "home/u/.config/cordon/settings.json": trust}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for f, data := range tc.files {
+				fsys[f] = &fstest.MapFile{Data: []byte(data)}
+			}
+			p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Sandbox.EnableWeakerNetworkIsolation != tc.want {
+				t.Errorf("EnableWeakerNetworkIsolation = %v, want %v", p.Sandbox.EnableWeakerNetworkIsolation, tc.want)
+			}
+		})
 	}
 }
 

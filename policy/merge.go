@@ -117,6 +117,7 @@ func (m *merger) untrusted(l *layer) {
 		{"sandbox.network.allowLocalBinding", &l.allowLocalBinding, false},
 		{"sandbox.filesystem.allowGitConfig", &l.allowGitConfig, false},
 		{"sandbox.enableWeakerNestedSandbox", &l.weakerNested, false},
+		{"sandbox.enableWeakerNetworkIsolation", &l.weakerNetwork, false},
 		{"sandbox.allowNestedUserNamespaces", &l.nestedUserNS, false},
 		{"cordon.allowSocketpair", &l.allowSocketpair, false},
 		// Off, it lets the user's askCommand be asked about destinations.
@@ -222,6 +223,7 @@ func (m *merger) adminRequired(l *layer, why string) {
 		{"sandbox.network.allowAllUnixSockets", &l.allowAllUnixSockets, false},
 		{"sandbox.network.allowLocalBinding", &l.allowLocalBinding, false},
 		{"sandbox.enableWeakerNestedSandbox", &l.weakerNested, false},
+		{"sandbox.enableWeakerNetworkIsolation", &l.weakerNetwork, false},
 		{"sandbox.allowNestedUserNamespaces", &l.nestedUserNS, false},
 		{"cordon.requireFullSandbox", &l.requireFull, true},
 		{"cordon.containerMode", &l.containerMode, false},
@@ -421,7 +423,7 @@ func (m *merger) apply(l *layer) {
 		"cordon.allowManagedWritePathsOnly": l.managedWriteOnly, "cordon.allowManagedPermissionRulesOnly": l.managedPermissionsOnly,
 		"sandbox.network.strictAllowlist": l.strictAllowlist, "cordon.serve": l.serve,
 		"cordon.requireFullSandbox": l.requireFull, "cordon.containerMode": l.containerMode,
-		"cordon.acceptUnconfined": l.acceptUnconfined,
+		"cordon.acceptUnconfined": l.acceptUnconfined, "sandbox.enableWeakerNetworkIsolation": l.weakerNetwork,
 	} {
 		if s == nil {
 			continue
@@ -580,6 +582,7 @@ func (m *merger) finish(layers []*layer) {
 	p.Sandbox.AllowUnsandboxedCommands = flag("sandbox.allowUnsandboxedCommands", false)
 	p.Sandbox.EnableWeakerNestedSandbox = flag("sandbox.enableWeakerNestedSandbox", false)
 	p.Sandbox.AllowNestedUserNamespaces = flag("sandbox.allowNestedUserNamespaces", false)
+	p.Sandbox.EnableWeakerNetworkIsolation = flag("sandbox.enableWeakerNetworkIsolation", false)
 	p.Sandbox.AllowSocketpair = flag("cordon.allowSocketpair", true)
 	p.Serve = flag("cordon.serve", false)
 	p.Sandbox.RequireFull = flag("cordon.requireFullSandbox", false)

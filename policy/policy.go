@@ -137,6 +137,12 @@ type Sandbox struct {
 	// AllowNestedUserNamespaces lets the command make user namespaces
 	// (rootless containers inside the sandbox).
 	AllowNestedUserNamespaces bool
+	// EnableWeakerNetworkIsolation lets the command reach macOS's trust
+	// daemon (trustd), which Go's crypto/x509, Rust's native-tls and
+	// Swift verify certificates through, and which fetches what a
+	// certificate names from any host: past the domain filter. macOS
+	// only (sandbox-runtime's key).
+	EnableWeakerNetworkIsolation bool
 	// AllowSocketpair lets the command make AF_UNIX socket pairs (Node's
 	// child processes and Python's asyncio need them; they reach nothing
 	// outside the sandbox). True by default.

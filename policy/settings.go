@@ -78,7 +78,7 @@ type layer struct {
 
 	enabled, failIfUnavailable, autoAllowBash, allowUnsandboxed  *setting[bool]
 	allowAllUnixSockets, allowLocalBinding, allowGitConfig       *setting[bool]
-	weakerNested, nestedUserNS, allowSocketpair                  *setting[bool]
+	weakerNested, nestedUserNS, allowSocketpair, weakerNetwork   *setting[bool]
 	serve                                                        *setting[bool]
 	requireFull, containerMode, acceptUnconfined                 *setting[bool]
 	httpProxyPort, socksProxyPort                                *setting[int]
@@ -392,9 +392,9 @@ func (d *decoder) decode(root *node) error {
 	// cordon.allowManagedPermissionRulesOnly.
 	top := []string{"permissions", "sandbox", "cordon", "allowManagedPermissionRulesOnly"}
 	if d.format == formatSRT {
-		top = []string{"network", "filesystem", "credentials", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
+		top = []string{"network", "filesystem", "credentials", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces", "enableWeakerNetworkIsolation"}
 	}
-	srtTop := []string{"network", "filesystem", "credentials", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces"}
+	srtTop := []string{"network", "filesystem", "credentials", "ignoreViolations", "enableWeakerNestedSandbox", "allowNestedUserNamespaces", "enableWeakerNetworkIsolation"}
 	if d.format == formatCordon || d.format == formatAny {
 		// cordon's own files may also be written in sandbox-runtime's
 		// shape, so that one file serves both.
@@ -464,6 +464,10 @@ func (d *decoder) decode(root *node) error {
 			b, err := d.boolean(v, key)
 			d.l.nestedUserNS = b
 			return err
+		case "enableWeakerNetworkIsolation":
+			b, err := d.boolean(v, key)
+			d.l.weakerNetwork = b
+			return err
 		}
 		return nil
 	})
@@ -482,9 +486,8 @@ var srtIgnored = map[string]string{
 	"windows":                  "cordon does not run on Windows",
 	"allowPty":                 "a sandboxed command gets a terminal of its own when cordon is run on one",
 	"git":                      "not supported; git inside the sandbox uses the host's configuration, read-only",
-	// macOS loosenings: without them the sandbox is stricter
-	"enableWeakerNetworkIsolation": "cordon offers no weaker network isolation (the trust service stays closed)",
-	"allowAppleEvents":             "cordon does not let a sandboxed command send Apple events",
+	// A macOS loosening: without it the sandbox is stricter
+	"allowAppleEvents": "cordon does not let a sandboxed command send Apple events",
 }
 
 func (d *decoder) sandbox(n *node) error {
@@ -530,6 +533,8 @@ func (d *decoder) sandbox(n *node) error {
 			l.weakerNested, err = d.boolean(v, "sandbox.enableWeakerNestedSandbox")
 		case "allowNestedUserNamespaces":
 			l.nestedUserNS, err = d.boolean(v, "sandbox.allowNestedUserNamespaces")
+		case "enableWeakerNetworkIsolation":
+			l.weakerNetwork, err = d.boolean(v, "sandbox.enableWeakerNetworkIsolation")
 		}
 		return err
 	})

@@ -52,12 +52,17 @@ var machServices = []string{
 }
 
 // trustdServices verify TLS certificates through the system trust store:
-// Go's crypto/x509, Rust's native-tls and Swift need them; curl, Python and
-// Node bring their own roots. trustd fetches the intermediate certificates,
-// OCSP responses and CRLs a certificate names, from any host: a command
-// that can hand trustd a certificate of its making can reach past the
-// domain filter. Not granted until the policy asks for it (see
-// weakerNetworkIsolation).
+// Go's crypto/x509 (SecTrustEvaluateWithError since Go 1.18), Rust's
+// native-tls and rustls-platform-verifier, and Swift need them; curl,
+// Python and Node bring their own roots. Without them verification fails
+// with "x509: OSStatus -26276" (Claude Code's and sandbox-runtime's issue
+// reports; com.apple.trustd, the system daemon, is not the one asked).
+// trustd fetches the intermediate certificates, OCSP responses and CRLs a
+// certificate names, from any host: a command that can hand trustd a
+// certificate of its making can reach past the domain filter. It hands out
+// no keychain item (that is SecurityServer, which stays closed). Granted
+// with the policy's EnableWeakerNetworkIsolation, sandbox-runtime's
+// switch for the same service, when the policy allows any domain.
 var trustdServices = []string{"com.apple.trustd.agent"}
 
 // darwinCredentialStores are macOS's own credential stores, relative to the

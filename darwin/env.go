@@ -15,13 +15,17 @@ var sandboxEnv = []string{"CORDON_SANDBOX=1", "SANDBOX_RUNTIME=1", "IS_SANDBOX=1
 const defaultPath = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
 // Environ returns the environment of a sandboxed command: the caller's
-// environ filtered by the policy, the sandbox markers, TMPDIR in the
+// environ filtered by the policy, the sandbox markers, an empty
+// GIT_TEMPLATE_DIR, TMPDIR in the
 // run's temporary directory, with clang's module cache there too (it would
 // otherwise go to the per-user cache directory, which is not writable),
 // and a default PATH when there is none. The proxy's variables are
 // netproxy.Env's; append them when the policy allows any domain.
 func Environ(p *policy.Policy, r Request, environ []string) []string {
-	set := append([]string(nil), sandboxEnv...)
+	// No templates for git init and git clone: they would copy hooks into
+	// the new repository, where the profile refuses them at any depth (and
+	// git gives up when it cannot).
+	set := append(append([]string(nil), sandboxEnv...), "GIT_TEMPLATE_DIR=")
 	if r.TempDir != "" {
 		set = append(set, "TMPDIR="+r.TempDir, "CLANG_MODULE_CACHE_PATH="+path.Join(r.TempDir, "clang-module-cache"))
 	}

@@ -72,7 +72,7 @@ type Explainer struct {
 // NewExplainer prepares the explanations of the violations of a run
 // compiled with Profile(p, r).
 func NewExplainer(p *policy.Policy, r Request) (*Explainer, error) {
-	c, err := newCompiler(p, r, false)
+	c, err := newCompiler(p, r)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +101,9 @@ func (e *Explainer) Explain(v Violation) Refusal {
 	r := Refusal{Kind: KindOperation, Operation: op, Reason: operationReason(op, target)}
 	if target != "" {
 		r.Args = []string{target}
+	}
+	if op == "mach-lookup" && slices.Contains(trustdServices, target) && e.netOn {
+		r.Hint = "allow with sandbox.enableWeakerNetworkIsolation (Go, Rust's native-tls and Swift verify certificates through it)"
 	}
 	return r
 }
@@ -147,6 +150,16 @@ func (e *Explainer) write(op, p string) Refusal {
 			return r
 		}
 	}
+	for _, root := range c.roots {
+		if !root.git {
+			continue
+		}
+		re := e.compiled("hooks "+root.pat.key(), func() (string, error) { return hooksRegex(root.pat) })
+		if re != nil && re.MatchString(p) {
+			r.Reason = reasonProtected
+			return r
+		}
+	}
 	for _, n := range c.nested {
 		if e.nestedMatch(n, p) {
 			if n.pin {
@@ -185,7 +198,8 @@ func (e *Explainer) read(op, p string) Refusal {
 	c := e.c
 	switch {
 	case e.credential(p):
-		r.Reason = "a credential store: never readable in the sandbox"
+		r.Reason = "a credential store: hidden from the sandbox"
+		r.Hint = "allow with --allow-read " + p
 	case e.deniedBy(c.denyRead, p) && !e.matchAny(c.allowRead, p):
 		r.Reason = reasonHidden
 		r.Hint = "allow with --allow-read " + p

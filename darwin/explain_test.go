@@ -104,7 +104,8 @@ func TestExplain(t *testing.T) {
 		{
 			name: "read of a credential store",
 			v:    v("file-read-data", home+"/.ssh/id_ed25519"),
-			want: Refusal{Kind: KindRead, Operation: "file-read-data", Path: home + "/.ssh/id_ed25519", Reason: "a credential store: never readable in the sandbox"},
+			want: Refusal{Kind: KindRead, Operation: "file-read-data", Path: home + "/.ssh/id_ed25519", Reason: "a credential store: hidden from the sandbox",
+				Hint: "allow with --allow-read " + home + "/.ssh/id_ed25519"},
 		},
 		{
 			name: "read of a denyRead path",
@@ -185,10 +186,23 @@ func TestExplain(t *testing.T) {
 			want: Refusal{Kind: KindOperation, Operation: "network-outbound", Args: []string{"remote:tcp"}, Reason: "not allowed in the sandbox"},
 		},
 		{
-			name: "trustd",
+			name: "trustd, without network",
 			v:    v("mach-lookup", "com.apple.trustd.agent"),
 			want: Refusal{Kind: KindOperation, Operation: "mach-lookup", Args: []string{"com.apple.trustd.agent"},
 				Reason: "TLS verification through trustd could reach hosts past the domain filter"},
+		},
+		{
+			name: "trustd, with network",
+			e:    eNet,
+			v:    v("mach-lookup", "com.apple.trustd.agent"),
+			want: Refusal{Kind: KindOperation, Operation: "mach-lookup", Args: []string{"com.apple.trustd.agent"},
+				Reason: "TLS verification through trustd could reach hosts past the domain filter",
+				Hint:   "allow with sandbox.enableWeakerNetworkIsolation (Go, Rust's native-tls and Swift verify certificates through it)"},
+		},
+		{
+			name: "the hooks of a repository made during the run",
+			v:    v("file-write-create", ws+"/lib/x/.git/hooks/post-checkout"),
+			want: Refusal{Kind: KindWrite, Operation: "file-write-create", Path: ws + "/lib/x/.git/hooks/post-checkout", Reason: reasonProtected},
 		},
 		{
 			name: "another Mach service",

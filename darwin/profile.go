@@ -76,28 +76,22 @@ func (l *lazyRegexp) get() *regexp.Regexp {
 // Profile compiles the policy for one run into a Seatbelt profile for
 // sandbox-exec -p.
 func Profile(p *policy.Policy, r Request) (string, error) {
-	return compile(p, r, weakerNetworkIsolation(p))
+	return compile(p, r)
 }
-
-// weakerNetworkIsolation reports whether the policy lets TLS verification
-// reach trustd (see trustdServices). The policy has no such setting yet
-// (sandbox-runtime's enableWeakerNetworkIsolation), so it never does.
-func weakerNetworkIsolation(*policy.Policy) bool { return false }
 
 // compiler holds one profile being written.
 type compiler struct {
-	p      *policy.Policy
-	r      Request
-	res    resolver
-	b      builder
-	home   string
-	trustd bool
+	p    *policy.Policy
+	r    Request
+	res  resolver
+	b    builder
+	home string
 
 	roots     []root    // writable roots and the git directories they use
 	temp      []pattern // the run's temporary directory
 	denyRead  []pattern
 	allowRead []pattern
-	creds     []pattern // credential stores: denied whatever allowRead says
+	creds     []pattern // credential stores: denied but for the allowRead paths inside them
 	homeProt  []pattern // homeProtected
 	own       []pattern // the caller's own configuration and cordon's settings files
 	gitFiles  []pattern // .git files found in the writable roots (submodules, worktrees)
@@ -127,8 +121,8 @@ type root struct {
 	git       bool      // pat's .git may be a file pointing at its git directory
 }
 
-func compile(p *policy.Policy, r Request, trustd bool) (string, error) {
-	c, err := newCompiler(p, r, trustd)
+func compile(p *policy.Policy, r Request) (string, error) {
+	c, err := newCompiler(p, r)
 	if err != nil {
 		return "", err
 	}
@@ -142,11 +136,11 @@ func compile(p *policy.Policy, r Request, trustd bool) (string, error) {
 	return c.b.b.String(), nil
 }
 
-func newCompiler(p *policy.Policy, r Request, trustd bool) (*compiler, error) {
+func newCompiler(p *policy.Policy, r Request) (*compiler, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: no policy", ErrInvalid)
 	}
-	c := &compiler{p: p, r: r, res: resolver{fsys: r.FS}, home: r.Home, trustd: trustd}
+	c := &compiler{p: p, r: r, res: resolver{fsys: r.FS}, home: r.Home}
 	if c.home == "" {
 		c.home = p.Home
 	}
@@ -265,7 +259,7 @@ func (c *compiler) collect() {
 		}
 	}
 	c.own = without(uniquePatterns(own), c.creds)
-	// The credential stores are denied after allowRead anyway.
+	// The credential stores have a rule of their own.
 	c.denyRead = without(c.all(fsys.DenyRead), c.creds)
 	c.allowRead = c.all(fsys.AllowRead)
 	c.denyWrite = c.all(fsys.DenyWrite)
@@ -331,6 +325,16 @@ func below(base pattern, tail string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSuffix(re, "$") + tail, nil
+}
+
+// hooksRegex matches the .git/hooks directory of every repository in the
+// writable root base, at any depth, and what is below it, in either case.
+func hooksRegex(base pattern) (string, error) {
+	name, err := literalPattern("/.git/hooks").foldedRegex(true)
+	if err != nil {
+		return "", err
+	}
+	return below(base, "(/.*)?"+strings.TrimPrefix(name, "^"))
 }
 
 // bareDepth is how far below a writable root a planted bare repository
@@ -462,7 +466,8 @@ func (c *compiler) addRoot(pt pattern, protected []string, git bool) {
 }
 
 // credentialStores are the default policy's denyRead and macOS's own
-// credential stores: no allowRead re-opens them.
+// credential stores. An allowRead inside one re-opens that path, as on
+// Linux; nothing makes them writable.
 func (c *compiler) credentialStores() []pattern {
 	def, err := policy.Default(c.p.Workspace, c.home)
 	if err != nil {
@@ -651,7 +656,7 @@ func (c *compiler) system() {
 	// command running as root could take the host's exception port, and
 	// with it the task port of every process that crashes outside.
 	services := machServices
-	if c.trustd && networkOn(c.p) {
+	if c.p.Sandbox.EnableWeakerNetworkIsolation && networkOn(c.p) {
 		services = append(append([]string(nil), services...), trustdServices...)
 	}
 	var names []string
@@ -676,35 +681,59 @@ func (c *compiler) reads() {
 		allow = append(allow, c.allowFilter(pt))
 	}
 	c.b.rule("allowRead.", "allow", []string{"file-read*"}, allow)
-	var deny []string
+	// file-test-existence is named with file-read*: whether it falls back
+	// to file-read* is not published, and an unfiltered allow of its own
+	// would answer for every path whatever file-read* denies.
+	var denyFilters []string
+	var reopened []pattern
 	for _, pt := range c.denyRead {
-		deny = append(deny, c.readDenied(pt)...)
+		f, in := c.readDenied(pt, c.readable())
+		denyFilters = append(denyFilters, f...)
+		reopened = append(reopened, in...)
 	}
-	c.b.rule("denyRead, minus the allowRead paths inside it: the more specific rule wins,\nso allowRead re-opens inside denyRead and denyRead closes inside allowRead.",
-		"deny", []string{"file-read*"}, deny)
-	c.b.rule("Credential stores, whatever allowRead says.",
-		"deny", []string{"file-read*"}, c.denyFilters(c.creds...))
-	c.b.rule("The directories that lead to an allowRead path can be stat'ed (realpath\nneeds them); not listed, not read.",
-		"allow", []string{"file-read-metadata"}, c.ancestorFilters(c.allowRead...))
+	c.b.rule("denyRead, minus the allowRead paths and the writable roots inside it: the\nmore specific rule wins, so allowRead (or allowWrite) re-opens inside\ndenyRead and denyRead closes inside allowRead.",
+		"deny", []string{"file-read*", "file-test-existence"}, denyFilters)
+	var credFilters []string
+	for _, pt := range c.creds {
+		f, _ := c.readDenied(pt, c.allowRead)
+		credFilters = append(credFilters, f...)
+	}
+	c.b.rule("Credential stores, minus the allowRead paths inside them.",
+		"deny", []string{"file-read*", "file-test-existence"}, credFilters)
+	c.b.rule("The directories that lead to an allowRead path, or to a writable root\ninside denyRead, can be stat'ed (realpath needs them); not listed, not read.",
+		"allow", []string{"file-read-metadata", "file-test-existence"}, c.ancestorFilters(append(append([]pattern(nil), c.allowRead...), reopened...)...))
 }
 
-// readDenied returns the filters of the denyRead pattern d minus the
-// allowRead patterns inside it; none when an allowRead re-opens all of d.
-func (c *compiler) readDenied(d pattern) []string {
+// readable returns what re-opens a denyRead path inside which it lies: the
+// allowRead paths, the writable roots and the run's temporary directory,
+// as on Linux, where their binds lie over the denied one.
+func (c *compiler) readable() []pattern {
+	keep := append([]pattern(nil), c.allowRead...)
+	for _, r := range c.roots {
+		keep = append(keep, r.pat)
+	}
+	return append(keep, c.temp...)
+}
+
+// readDenied returns the filters of the read-denied pattern d minus the
+// patterns of keep inside it (none when one of them is d itself), and
+// those patterns.
+func (c *compiler) readDenied(d pattern, keep []pattern) (filters []string, in []pattern) {
 	var except []string
-	for _, a := range c.allowRead {
+	for _, a := range keep {
 		if a.key() == d.key() {
-			return nil
+			return nil, []pattern{a}
 		}
 		if inside(a, d) {
 			except = append(except, "(require-not "+c.allowFilter(a)+")")
+			in = append(in, a)
 		}
 	}
 	area := c.folded(d, true)
 	if len(except) > 0 {
-		area = all(append([]string{area}, except...)...)
+		area = all(append([]string{area}, unique(except)...)...)
 	}
-	return []string{area}
+	return []string{area}, in
 }
 
 // inside reports whether what a matches lies in what d matches (d and
@@ -787,6 +816,18 @@ func (c *compiler) writes() {
 	}
 	c.b.rule("Always protected, in every writable root and git directory: what runs\ncode outside the sandbox the next time git, a shell, an editor or an agent\nstarts there.",
 		"deny", []string{"file-write*"}, c.denyFilters(protected...))
+	var hooks []string
+	for _, r := range c.roots {
+		if r.git {
+			re, err := hooksRegex(r.pat)
+			if err != nil {
+				c.b.fail(err)
+			}
+			hooks = append(hooks, c.b.filter("regex", re))
+		}
+	}
+	c.b.rule("The hooks of every repository in the writable roots, at any depth: one\nmade during the run (git clone, git init) has none of its own, since the\ncommand's GIT_TEMPLATE_DIR is empty, and one planted there would run the\nnext time the user commits in it.",
+		"deny", []string{"file-write*"}, hooks)
 	for _, f := range uniquePatterns(c.gitFiles) {
 		gitFiles = append(gitFiles, c.folded(f, false))
 	}
@@ -818,7 +859,8 @@ func (c *compiler) writes() {
 
 	var moves []string
 	for _, pt := range c.denyRead {
-		moves = append(moves, c.readDenied(pt)...)
+		f, _ := c.readDenied(pt, c.readable())
+		moves = append(moves, f...)
 	}
 	// (The credential stores are not writable at all, see above.)
 	denied := append(append([]pattern(nil), c.denyRead...), c.creds...)

@@ -36,7 +36,6 @@ type profileCase struct {
 	name   string
 	policy func(p *policy.Policy)
 	req    func(r *Request)
-	trustd bool
 }
 
 func baseRequest() Request {
@@ -104,13 +103,22 @@ var profileCases = []profileCase{
 		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home, ws+"/.env")
 		p.Filesystem.AllowRead = []string{ws, home + "/.config/git", home + "/.ssh/known_hosts"}
 	}},
+	{name: "deny-read-covers-root", policy: func(p *policy.Policy) {
+		// The home hidden, the workspace and a cache inside it writable.
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home)
+		p.Filesystem.AllowWrite = []string{home + "/.cache/build"}
+	}},
+	{name: "allow-read-in-credential-store", policy: func(p *policy.Policy) {
+		p.Filesystem.AllowRead = []string{home + "/.ssh/known_hosts", home + "/.config/gh/config.yml"}
+	}},
 	{name: "network-proxy", policy: func(p *policy.Policy) {
 		p.Network.AllowedDomains = []string{"github.com", "*.npmjs.org"}
 	}, req: func(r *Request) { r.HTTPProxyPort, r.SOCKSProxyPort = 49152, 49153 }},
 	{name: "network-one-port", policy: func(p *policy.Policy) {
 		p.Network.AllowedDomains = []string{"proxy.golang.org"}
 	}, req: func(r *Request) { r.HTTPProxyPort, r.SOCKSProxyPort = 3128, 3128 }},
-	{name: "network-trustd", trustd: true, policy: func(p *policy.Policy) {
+	{name: "network-trustd", policy: func(p *policy.Policy) {
+		p.Sandbox.EnableWeakerNetworkIsolation = true
 		p.Network.AllowedDomains = []string{"proxy.golang.org"}
 	}, req: func(r *Request) { r.HTTPProxyPort = 3128 }},
 	{name: "allow-local-binding", policy: func(p *policy.Policy) { p.Network.AllowLocalBinding = true }},
@@ -193,7 +201,7 @@ func TestProfileGolden(t *testing.T) {
 	for _, tc := range profileCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p, r := tc.build(t)
-			got, err := compile(p, r, tc.trustd)
+			got, err := compile(p, r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +242,7 @@ func TestGoldenFilesAreCases(t *testing.T) {
 func (tc profileCase) compiledRules(t *testing.T) (*policy.Policy, Request, *sbProfile) {
 	t.Helper()
 	p, r := tc.build(t)
-	profile, err := compile(p, r, tc.trustd)
+	profile, err := compile(p, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,8 +286,13 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range sb.notUnderstood() {
+		if strings.HasPrefix(f, "regex ") {
+			t.Errorf("a regex the evaluator does not read: %s", f)
+		}
+	}
 	res := resolver{fsys: r.FS}
-	c, err := newCompiler(p, r, false)
+	c, err := newCompiler(p, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +476,7 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 	for _, c := range stores {
 		for _, s := range res.spellings(c) {
 			expect("file-read-data", s, "", false, "a credential store")
-			expect("file-read-data", s+"/id_ed25519", "", false, "a credential store, whatever allowRead says")
+			expect("file-read-data", s+"/id_ed25519", "", false, "a credential store")
 			expect("file-write-unlink", s, "", false, "a credential store cannot be moved out")
 			expect("file-write-data", s+"/config", "", false, "a credential store names commands the host runs")
 			expect("file-write-create", s, "DIRECTORY", false, "a credential store cannot be planted")
@@ -521,21 +534,35 @@ func checkCompiled(t *testing.T, profile string, p *policy.Policy, r Request) {
 		expect("file-write-unlink", "/Volumes/work/proj/.husky", "DIRECTORY", false, "the way to core.hooksPath")
 		expect("file-write-create", "/Users/u/main/.git/team.gitconfig", "", false, "a file the config includes")
 	}
-	// readable is the reference: the credential stores never; a path in a
-	// denyRead only through an allowRead inside that denyRead.
+	// readable is the reference: a path in a credential store only through
+	// an allowRead inside that store; a path in a denyRead only through an
+	// allowRead, a writable root or the temporary directory inside that
+	// denyRead.
+	var writable []string
+	for _, w := range p.WritableRoots() {
+		if !hasGlob(w) {
+			writable = append(writable, res.resolve(pathOf(w)))
+		}
+	}
+	if r.TempDir != "" {
+		writable = append(writable, res.resolve(r.TempDir))
+	}
 	readable := func(x string) bool {
-		if underAny(x, stores) {
+		reopened := func(d string, keep []string) bool {
+			for _, a := range keep {
+				if underAny(x, []string{a}) && underAny(a, []string{d}) {
+					return true
+				}
+			}
 			return false
 		}
+		for _, s := range stores {
+			if underAny(x, []string{s}) && !reopened(s, allowRead) {
+				return false
+			}
+		}
 		for _, d := range denyRead {
-			if !underAny(x, []string{d}) {
-				continue
-			}
-			reopened := false
-			for _, a := range allowRead {
-				reopened = reopened || underAny(x, []string{a}) && underAny(a, []string{d})
-			}
-			if !reopened {
+			if underAny(x, []string{d}) && !reopened(d, append(append([]string(nil), allowRead...), writable...)) {
 				return false
 			}
 		}
@@ -646,7 +673,7 @@ func TestProtectedAfterAllow(t *testing.T) {
 			p, r, rules := tc.compiledRules(t)
 			inWritable, _ := p.Protected()
 			res := resolver{fsys: r.FS}
-			c, err := newCompiler(p, r, tc.trustd)
+			c, err := newCompiler(p, r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -736,9 +763,12 @@ func TestNestedRepositories(t *testing.T) {
 		{"file-write-data", ws + "/vendor/mod/.git", "REGULAR-FILE", false},
 		{"file-write-create", "/Users/u/elsewhere/mod.git/hooks/pre-push", "", false},
 		{"file-write-create", "/Users/u/elsewhere/mod.git/objects/ab/cd", "", true},
-		// Deeper than Linux looks, and node_modules: not searched.
-		{"file-write-create", ws + "/a/b/c/.git/hooks/pre-commit", "", true},
-		{"file-write-create", ws + "/node_modules/x/.git/hooks/pre-commit", "", true},
+		// Deeper than Linux looks, and node_modules: not searched, but
+		// the hooks of every repository are protected at any depth.
+		{"file-write-create", ws + "/a/b/c/.git/config", "", true},
+		{"file-write-create", ws + "/node_modules/x/.git/config", "", true},
+		{"file-write-create", ws + "/a/b/c/.git/hooks/pre-commit", "", false},
+		{"file-write-create", ws + "/node_modules/x/.git/hooks/pre-commit", "", false},
 	} {
 		vnode := tc.vnode
 		if vnode == "" {

@@ -319,7 +319,10 @@ func readFilter(n node, params map[string]string) (*sbFilter, error) {
 	case "regex", "path-regex":
 		f.kind = "regex"
 		if f.arg, err = stringArg(args, params); err == nil {
-			f.re, err = appleRegex(f.arg)
+			if f.re, err = appleRegex(f.arg); err != nil {
+				// Refused where it would decide.
+				f.kind, f.arg, err = "opaque", err.Error(), nil
+			}
 		}
 	case "require-any", "require-all":
 		f.kind = map[string]string{"require-any": "any", "require-all": "all"}[name]
@@ -543,7 +546,31 @@ func (f *sbFilter) match(a access) (tri, string) {
 		}
 		return truth(strings.HasPrefix(a.name, f.arg)), ""
 	}
+	if strings.HasPrefix(f.arg, "regex ") {
+		return unknown, f.arg
+	}
 	return unknown, f.arg + " is not understood"
+}
+
+// notUnderstood returns the filters of p the evaluator cannot decide.
+func (p *sbProfile) notUnderstood() []string {
+	var out []string
+	var walk func(f *sbFilter)
+	walk = func(f *sbFilter) {
+		if f == nil {
+			return
+		}
+		if f.kind == "opaque" {
+			out = append(out, f.arg)
+		}
+		for _, k := range f.kids {
+			walk(k)
+		}
+	}
+	for _, r := range p.rules {
+		walk(r.filter)
+	}
+	return out
 }
 
 // matchAddr matches "PROTO HOST:PORT" against the filter's address.
@@ -743,6 +770,13 @@ func opChains(op string) [][]string {
 // latin1 spells each byte of s as the rune of that value, so that a Go
 // regexp built by appleRegex matches s byte by byte, as Seatbelt's does.
 func latin1(s string) string {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < 0x80
+	}
+	if ascii {
+		return s
+	}
 	b := make([]rune, len(s))
 	for i := 0; i < len(s); i++ {
 		b[i] = rune(s[i])
@@ -1018,6 +1052,9 @@ func TestEvaluatorModel(t *testing.T) {
 		{name: "a filter not understood is refused when it decides",
 			profile: `(allow file-read* (xattr "com.apple.x"))`,
 			a:       file("file-read-data", "/a"), err: "not understood", flatErr: "not understood"},
+		{name: "a regex not understood is refused when it decides",
+			profile: `(allow file-read* (regex "^/a{2}$"))`,
+			a:       file("file-read-data", "/aa"), err: "regex", flatErr: "regex"},
 		{name: "a filter not understood whose action agrees is not needed",
 			profile: `(deny file-read* (xattr "com.apple.x"))`,
 			a:       file("file-read-data", "/a"), want: false, flat: false},
@@ -1100,7 +1137,6 @@ func TestLoadSBPLRefuses(t *testing.T) {
 		"(version 1)\n(debug deny)",
 		"(version 1)\n(allow file-frobnicate)",
 		"(version 1)\n(allow file-read* (subpath \"/a/\"))",
-		"(version 1)\n(allow file-read* (regex \"a{2}\"))",
 		"(version 1)\n(allow file-read* (subpath (param \"X\")))",
 		"(version 1)\n(allow network-outbound (remote unix-socket \"^/x\"))",
 		"(version 1)\n(deny (with message \"x\"))",

@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"runtime"
 
 	"github.com/urfave/cli/v3"
 
+	"cordon.dev/cordon/darwin"
 	"cordon.dev/cordon/probe"
 )
 
@@ -24,6 +29,9 @@ func doctorCommand() *cli.Command {
 			&cli.BoolFlag{Name: "fresh", Usage: "probe again instead of using this boot's cached result"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if runtime.GOOS == "darwin" {
+				return doctorMacOS(cmd, os.Stat, stdout, stderr)
+			}
 			r, err := probe.Load(ctx, probe.Options{Fresh: cmd.Bool("fresh")})
 			if err != nil {
 				return err
@@ -50,4 +58,34 @@ func doctorCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// doctorMacOS reports what a run under sandbox-exec has, and what the
+// policy of the current directory leaves closed (darwin.Diagnose).
+func doctorMacOS(cmd *cli.Command, stat func(string) (fs.FileInfo, error), out, errOut io.Writer) error {
+	pol, err := loadPolicy(cmd)
+	if err != nil {
+		fmt.Fprintf(errOut, "cordon: doctor: the settings of this directory: %v\n", err)
+		pol = nil
+	}
+	d := darwin.Diagnose(stat, pol)
+	dir, _ := os.Getwd()
+	claude := checkClaude(dir)
+	if cmd.Bool("json") {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			darwin.Diagnosis
+			ClaudeCode claudeReport `json:"claudeCode"`
+		}{d, claude})
+	} else if err = d.WriteText(out); err == nil {
+		err = claude.writeText(out)
+	}
+	if err != nil {
+		return err
+	}
+	if d.Verdict != "full" {
+		return exitStatus(exitUnavailable)
+	}
+	return nil
 }

@@ -666,7 +666,8 @@ func TestProfileNoPolicy(t *testing.T) {
 
 // TestProtectedAfterAllow is the structural rule of the profile: for each
 // protected path of each writable root, a deny that covers it comes after
-// the allow that opens its root (the last match wins).
+// the allow that opens its root (read as one list, the last match wins;
+// see sbpl_eval_test.go for how Seatbelt reads it).
 func TestProtectedAfterAllow(t *testing.T) {
 	for _, tc := range profileCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,10 +16,10 @@ const defaultPath = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
 // Environ returns the environment of a sandboxed command: the caller's
 // environ filtered by the policy, the sandbox markers, an empty
-// GIT_TEMPLATE_DIR, TMPDIR in the
-// run's temporary directory, with clang's module cache there too (it would
-// otherwise go to the per-user cache directory, which is not writable),
-// and a default PATH when there is none. The proxy's variables are
+// GIT_TEMPLATE_DIR, TMPDIR in the run's temporary directory, with clang's
+// module cache there too (it would otherwise go to the per-user cache
+// directory, which is not writable), and a default PATH when there is
+// none. The proxy's variables are
 // netproxy.Env's; append them when the policy allows any domain.
 func Environ(p *policy.Policy, r Request, environ []string) []string {
 	// No templates for git init and git clone: they would copy hooks into

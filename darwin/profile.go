@@ -689,8 +689,9 @@ func (c *compiler) reads() {
 	// would answer for every path whatever file-read* denies.
 	var denyFilters []string
 	var reopened []pattern
+	readable := c.readable()
 	for _, pt := range c.denyRead {
-		f, in := c.readDenied(pt, c.readable())
+		f, in := c.readDenied(pt, readable)
 		denyFilters = append(denyFilters, f...)
 		reopened = append(reopened, in...)
 	}

@@ -254,7 +254,7 @@ func (tc profileCase) compiledRules(t *testing.T) (*policy.Policy, Request, *sbP
 }
 
 // decideBoth asks sb about a under Seatbelt's hierarchy of operations and
-// as one flat list (see sbpl_eval_test.go): a cordon profile must mean the
+// as one flat list (see evaluator_test.go): a cordon profile must mean the
 // same either way.
 func decideBoth(sb *sbProfile, a access) (verdict, error) {
 	v, err := sb.decide(a)
@@ -667,7 +667,7 @@ func TestProfileNoPolicy(t *testing.T) {
 // TestProtectedAfterAllow is the structural rule of the profile: for each
 // protected path of each writable root, a deny that covers it comes after
 // the allow that opens its root (read as one list, the last match wins;
-// see sbpl_eval_test.go for how Seatbelt reads it).
+// see evaluator_test.go for how Seatbelt reads it).
 func TestProtectedAfterAllow(t *testing.T) {
 	for _, tc := range profileCases {
 		t.Run(tc.name, func(t *testing.T) {

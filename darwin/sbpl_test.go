@@ -12,7 +12,7 @@ import (
 
 // This file reads profiles back: a small S-expression reader for the SBPL
 // cordon and sandbox-runtime write, and a checker for the structure of
-// cordon's. sbpl_eval_test.go evaluates what they read.
+// cordon's. evaluator_test.go evaluates what they read.
 
 // node is an atom, a string or a list.
 type node struct {

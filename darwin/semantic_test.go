@@ -15,7 +15,7 @@ import (
 
 // The profiles checked by what they mean: for every golden case, a table of
 // operations on objects and the answer cordon's profile must give, asked
-// of the evaluator (sbpl_eval_test.go) under Seatbelt's hierarchy of
+// of the evaluator (evaluator_test.go) under Seatbelt's hierarchy of
 // operations and read as one flat list, which must agree. The same table
 // is asked of the profile sandbox-runtime generates for the same settings
 // (srt_test.go); every answer where the two differ is listed in

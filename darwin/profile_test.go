@@ -72,6 +72,17 @@ func worktreeFS() fstest.MapFS {
 	}
 }
 
+// symlinkedHomeFS is a host whose home directory is a symbolic link to
+// another volume, the workspace in it.
+func symlinkedHomeFS() fstest.MapFS {
+	return fstest.MapFS{
+		"Users/u":                             {Data: []byte("/Volumes/Home/u"), Mode: fs.ModeSymlink},
+		"Volumes/Home/u/proj/.git/HEAD":       {Data: []byte("ref: refs/heads/main\n")},
+		"Volumes/Home/u/.ssh/id_ed25519":      {Data: []byte("secret")},
+		"Volumes/Home/u/.config/gh/hosts.yml": {Data: []byte("secret")},
+	}
+}
+
 // nestedFS is a workspace holding other repositories: one and two levels
 // down, one deeper, one in node_modules, and one whose .git is a file.
 func nestedFS() fstest.MapFS {
@@ -172,6 +183,7 @@ var profileCases = []profileCase{
 	{name: "symlinks-and-worktree", policy: func(p *policy.Policy) {
 		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home+"/links/loop/x", home+"/links/relative/token")
 	}, req: func(r *Request) { r.FS = worktreeFS() }},
+	{name: "symlinked-home", req: func(r *Request) { r.FS = symlinkedHomeFS() }},
 	{name: "no-temp-dir", req: func(r *Request) { r.TempDir = "" }},
 	{name: "nested-repositories", req: func(r *Request) { r.FS = nestedFS() }},
 	{name: "no-socketpair", policy: func(p *policy.Policy) { p.Sandbox.AllowSocketpair = false }},

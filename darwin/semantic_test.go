@@ -322,6 +322,15 @@ var semanticTables = map[string]semanticTable{
 			denied("write core.hooksPath", file("file-write-data", "/Volumes/work/proj/.husky/_/h")),
 		},
 	},
+	"symlinked-home": {
+		extra: []probe{
+			denied("read ~/.ssh where the home really is", file("file-read-data", "/Volumes/Home/u/.ssh/id_ed25519")),
+			denied("read ~/.ssh in another case where the home really is", file("file-read-data", "/Volumes/Home/u/.SSH/id_ed25519")),
+			denied("write ~/.bashrc where the home really is", file("file-write-data", "/Volumes/Home/u/.bashrc")),
+			denied("write .git/hooks where the workspace really is", file("file-write-create", "/Volumes/Home/u/proj/.git/hooks/pre-commit")),
+			allowed("write the workspace where it really is", file("file-write-data", "/Volumes/Home/u/proj/src/main.go")),
+		},
+	},
 	"no-temp-dir": {set: map[string]bool{"create in $TMPDIR": false, "remove in $TMPDIR": false}},
 	"nested-repositories": {
 		extra: []probe{
@@ -441,6 +450,7 @@ var srtDifferences = map[string]srtDifference{
 	"symlinks-and-worktree: write core.hooksPath":                             {"allowed", "cordon reads git's config: where `core.hooksPath` points is protected"},
 	"symlinks-and-worktree: rewrite a submodule's .git file":                  {"allowed", "a `.git` file points git at its git directory: rewritten, at hooks of the command's making"},
 	"symlinks-and-worktree: write a worktree's common git directory":          {"denied", "cordon makes a worktree's and a submodule's git directory writable, with their own protections: `git commit` works in a worktree"},
+	"symlinked-home: read ~/.ssh in another case where the home really is":    {"allowed", "APFS is case-insensitive by default: `~/.SSH` is `~/.ssh`, so every deny matches in either case, in every spelling of the home"},
 	"nested-repositories: write where a nested repository's config sends git": {"allowed", "cordon reads the config of the repositories in the writable roots: where `core.hooksPath` points is protected"},
 	"claude-host-scripts: write a script Claude Code's hooks run":             {"allowed", "Claude Code runs these scripts on the host"},
 	"claude-host-scripts: write Claude Code's configuration in the workspace": {"allowed", "Claude Code's configuration directory names what the host runs"},

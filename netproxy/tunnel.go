@@ -10,6 +10,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"strings"
+	"syscall"
 
 	"golang.org/x/net/http2/hpack"
 )
@@ -512,6 +513,11 @@ func (p *Proxy) checkTunnel(br *bufio.Reader, d Decision) *Decision {
 		return nil
 	case err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)):
 		return nil // the client went away; nothing reaches the server
+	case errors.Is(err, syscall.ECONNRESET):
+		// The client reset the connection (npm and browsers do when they
+		// cancel a request): it can read no answer, and the destination
+		// was allowed; no refusal to record.
+		return nil
 	case err != nil:
 		// What cannot be read cannot be checked: refuse rather than
 		// pass a name unseen.

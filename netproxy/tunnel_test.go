@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -278,4 +279,82 @@ func h2cRequest(t testing.TB, authority string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestTunnelClientGoesAway: a client that leaves an allowed tunnel before
+// or while it sends its first bytes — closing, or resetting the connection
+// as npm and browsers do when they cancel a request — is not refused: no
+// refusal is reported for a destination that was allowed.
+func TestTunnelClientGoesAway(t *testing.T) {
+	r := newE2E(t)
+	port := echoServer(t, "tcp4", "127.0.0.1:0")
+	target := fmt.Sprintf("allowed.test:%d", port)
+	hello := clientHello(t, "allowed.test")
+	for _, tc := range []struct {
+		name  string
+		sent  []byte
+		reset bool
+	}{
+		{"closes before sending", nil, false},
+		{"resets before sending", nil, true},
+		{"resets in the middle of its ClientHello", hello[:len(hello)/2], true},
+		{"resets in the middle of a request head", []byte("GET / HTTP/1.1\r\nHo"), true},
+	} {
+		for _, via := range []string{"connect", "socks5"} {
+			t.Run(tc.name+"/"+via, func(t *testing.T) {
+				var conn net.Conn
+				if via == "socks5" {
+					// by hand: the client's library hides the TCP connection
+					conn = dialProxy(t, r.socks)
+					req := append([]byte{5, 1, 0, 5, 1, 0, 3, byte(len("allowed.test"))}, "allowed.test"...)
+					conn.Write(append(req, byte(port>>8), byte(port)))
+					reply := make([]byte, 12)
+					conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+					if _, err := io.ReadFull(conn, reply); err != nil || reply[3] != 0 {
+						t.Fatalf("SOCKS5 CONNECT: %v %v", reply, err)
+					}
+				} else {
+					c, _, resp := connectRaw(t, r.http, target, "")
+					if resp.StatusCode != 200 {
+						t.Fatalf("CONNECT: %s", resp.Status)
+					}
+					conn = c
+				}
+				before := r.count()
+				conn.Write(tc.sent)
+				if tc.reset {
+					// SO_LINGER 0: close sends a reset instead of a FIN
+					conn.(*net.TCPConn).SetLinger(0)
+				}
+				conn.Close()
+				waitIdle(t, r.p)
+				r.mu.Lock()
+				after := slices.Clone(r.decisions[before:])
+				r.mu.Unlock()
+				for _, d := range after {
+					if !d.Allowed {
+						t.Errorf("a client leaving an allowed tunnel was reported as refused: %s", d)
+					}
+				}
+			})
+		}
+	}
+}
+
+// waitIdle waits until p holds no connection.
+func waitIdle(t *testing.T, p *Proxy) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		n := len(p.conns)
+		p.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy still holds %d connections after 10s", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

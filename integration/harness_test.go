@@ -155,15 +155,22 @@ type box struct {
 	// secrets maps a file under home to its content, which must never be
 	// seen inside.
 	secrets map[string]string
+	// userHome: the home is a user's own (see userHome).
+	userHome bool
 }
 
 type boxOpt func(*boxConfig)
 
-type boxConfig struct{ underTmp bool }
+type boxConfig struct{ underTmp, userHome bool }
 
 // underTmp puts the workspace under /tmp, which the sandbox replaces with
 // a private tmpfs: the workspace is bound on top of it.
 func underTmp(c *boxConfig) { c.underTmp = true }
+
+// userHome makes the home as useradd makes one (see makeUserHome), and
+// leaves the tools' caches in it: XDG_CACHE_HOME is not set, so go, pip
+// and cordon itself start from an empty ~/.cache.
+func userHome(c *boxConfig) { c.userHome = true }
 
 func newBox(t *testing.T, c *caller, opts ...boxOpt) *box {
 	t.Helper()
@@ -186,9 +193,10 @@ func newBox(t *testing.T, c *caller, opts ...boxOpt) *box {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	b := &box{
 		t: t, c: c, dir: dir,
-		ws:    filepath.Join(dir, "ws"),
-		home:  filepath.Join(dir, "home"),
-		token: randomHex(8),
+		ws:       filepath.Join(dir, "ws"),
+		home:     filepath.Join(dir, "home"),
+		token:    randomHex(8),
+		userHome: cfg.userHome,
 	}
 	b.secrets = map[string]string{
 		".ssh/id_ed25519":  "-----BEGIN OPENSSH PRIVATE KEY----- secret-ssh-" + b.token,
@@ -204,8 +212,31 @@ func newBox(t *testing.T, c *caller, opts ...boxOpt) *box {
 		must(t, os.WriteFile(p, []byte(content+"\n"), 0o600))
 	}
 	must(t, os.WriteFile(filepath.Join(b.home, "outside.txt"), []byte("original\n"), 0o644))
+	if cfg.userHome {
+		makeUserHome(t, b.home)
+	}
 	b.chown()
 	return b
+}
+
+// makeUserHome gives a home what a user's has before any tool ran: the
+// files of /etc/skel, a git identity (git commit needs one), mode 0700. The
+// caller chowns it.
+func makeUserHome(t testing.TB, home string) {
+	t.Helper()
+	must(t, os.MkdirAll(home, 0o700))
+	must(t, os.Chmod(home, 0o700))
+	skel, err := os.ReadDir("/etc/skel")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, e := range skel {
+		if e.Type().IsRegular() {
+			must(t, copyFile(filepath.Join("/etc/skel", e.Name()), filepath.Join(home, e.Name()), 0o644))
+		}
+	}
+	gitconfig := "[user]\n\tname = Ada Agent\n\temail = ada@example.com\n[init]\n\tdefaultBranch = main\n"
+	must(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644))
 }
 
 // chown gives everything in the box to the caller.
@@ -263,7 +294,6 @@ func (b *box) env(extra ...string) []string {
 	env := []string{
 		"PATH=" + sandboxPath,
 		"HOME=" + b.home,
-		"XDG_CACHE_HOME=" + b.c.cacheDir,
 		// Each box records its violations apart (root's would go to
 		// /var/lib/cordon).
 		"XDG_STATE_HOME=" + filepath.Join(b.dir, "state"),
@@ -272,6 +302,9 @@ func (b *box) env(extra ...string) []string {
 		"LC_ALL=C",
 		suiteEnv + "=" + suiteToken,
 		boxEnv + "=" + b.token,
+	}
+	if !b.userHome {
+		env = append(env, "XDG_CACHE_HOME="+b.c.cacheDir)
 	}
 	return append(env, extra...)
 }

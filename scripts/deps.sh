@@ -35,6 +35,15 @@ command -v ip >/dev/null 2>&1 || need="$need iproute2"
 command -v curl >/dev/null 2>&1 || need="$need curl"
 command -v ssh >/dev/null 2>&1 || need="$need openssh-client"
 [ -x /usr/sbin/sshd ] || need="$need openssh-server"
+# The ordinary-work suite runs what agents run every day: npm, make, a C
+# build, a Python venv that installs a local package offline (setuptools
+# and wheel from Debian's wheel directory), patch, ripgrep.
+command -v npm >/dev/null 2>&1 || need="$need npm"
+command -v make >/dev/null 2>&1 || need="$need make"
+command -v patch >/dev/null 2>&1 || need="$need patch"
+command -v rg >/dev/null 2>&1 || need="$need ripgrep"
+/usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1 || need="$need python3-venv"
+ls /usr/share/python-wheels/wheel-*.whl >/dev/null 2>&1 || need="$need python3-wheel-whl"
 [ -z "$need" ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -272,7 +272,9 @@ func loadSBPL(src string, params map[string]string) (*sbProfile, error) {
 }
 
 // stringArg returns the one string argument of a filter: a string, or
-// (param "NAME").
+// (param "NAME"), a value given when the profile is compiled (sbpl's
+// prelude.scm: "get the value of a compile-time parameter"; Apple's
+// application.sb writes (subpath (param "application_container"))).
 func stringArg(args []node, params map[string]string) (string, error) {
 	if len(args) != 1 {
 		return "", fmt.Errorf("want one string")
@@ -293,6 +295,14 @@ func stringArg(args []node, params map[string]string) (string, error) {
 
 // readFilter reads one filter. Filters the evaluator cannot decide are read
 // as opaque: a rule whose answer depends on one is refused when evaluated.
+// The meanings are sbpl1.scm's (10.10.5): literal and regex are the two
+// forms of its path filter (10.15 renames them path and path-regex, and
+// adds prefix for path-prefix); subpath is a path and what is below it;
+// require-any, require-all and require-not are its combination filters
+// (several filters of one rule are require-any); vnode-type takes the
+// types it lists; global-name and sysctl-name are string filters on the
+// Mach service and the sysctl, with -prefix forms in later profiles
+// (sandbox-runtime's and cordon's).
 func readFilter(n node, params map[string]string) (*sbFilter, error) {
 	name := n.head()
 	if name == "" {

@@ -27,9 +27,9 @@ command -v su >/dev/null 2>&1 || need="$need util-linux"
 command -v containerd >/dev/null 2>&1 || need="$need containerd"
 dpkg -s busybox-static >/dev/null 2>&1 || need="$need busybox-static"
 # darwin's tests compare cordon's Seatbelt profiles with the ones
-# sandbox-runtime's npm package generates, under node (darwin/srt_test.go).
+# sandbox-runtime's npm package generates, under node (darwin/srt_test.go;
+# npm below).
 command -v node >/dev/null 2>&1 || need="$need nodejs"
-command -v npm >/dev/null 2>&1 || need="$need npm"
 # The network tests: a veth pair into a namespace of servers, real clients.
 command -v ip >/dev/null 2>&1 || need="$need iproute2"
 command -v curl >/dev/null 2>&1 || need="$need curl"

@@ -67,6 +67,7 @@ func prefixes(ss ...string) []netip.Prefix {
 // The refusal classes that are not in deniedClasses.
 const (
 	classDenyListed = "a deny-listed address"
+	classListed     = "a listed address" // Config.DeniedAddresses
 	classOwn        = "one of this host's addresses"
 	classNotLoop    = "a non-loopback address" // for localhost names
 )

@@ -23,30 +23,42 @@ type Question struct {
 }
 
 // Answer is the JSON an ask command writes on stdout and an ask socket
-// sends back.
+// sends back: {"allow": true}, {"allow": false}, or {"allow": false,
+// "reason": "..."}.
 type Answer struct {
-	Allow *bool `json:"allow"`
+	Allow  *bool  `json:"allow"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Reply is an Asker's answer. Reason, when it refuses, says why: the
+// refusal shows it to the command and its record keeps it.
+type Reply struct {
+	Allow  bool
+	Reason string
 }
 
 // Asker decides about a destination that matches neither the allow nor the
 // deny list. An error refuses (fail closed), and is not remembered.
 type Asker interface {
-	Ask(ctx context.Context, q Question) (allow bool, err error)
+	Ask(ctx context.Context, q Question) (Reply, error)
 }
 
-// AskFunc adapts a function to Asker.
+// AskFunc adapts a yes-or-no function to Asker.
 type AskFunc func(ctx context.Context, q Question) (bool, error)
 
 // Ask calls f.
-func (f AskFunc) Ask(ctx context.Context, q Question) (bool, error) { return f(ctx, q) }
+func (f AskFunc) Ask(ctx context.Context, q Question) (Reply, error) {
+	allow, err := f(ctx, q)
+	return Reply{Allow: allow}, err
+}
 
 // maxAnswer bounds what is read from an ask command or socket.
 const maxAnswer = 64 << 10
 
 // AskCommand asks an external program: it gets the Question as JSON on
-// stdin and answers {"allow": true} or {"allow": false} on stdout, exiting
-// 0. Anything else — another exit status, no answer, the context's
-// deadline — refuses.
+// stdin and answers {"allow": true} or {"allow": false} (with a "reason"
+// if it likes) on stdout, exiting 0. Anything else — another exit status,
+// no answer, the context's deadline — refuses.
 type AskCommand struct {
 	// Path is the program; Args its arguments (without Path).
 	Path string
@@ -58,10 +70,10 @@ type AskCommand struct {
 }
 
 // Ask runs the command once.
-func (a *AskCommand) Ask(ctx context.Context, q Question) (bool, error) {
+func (a *AskCommand) Ask(ctx context.Context, q Question) (Reply, error) {
 	in, err := json.Marshal(q)
 	if err != nil {
-		return false, err
+		return Reply{}, err
 	}
 	cmd := exec.CommandContext(ctx, a.Path, a.Args...)
 	cmd.Env = a.Env
@@ -73,15 +85,15 @@ func (a *AskCommand) Ask(ctx context.Context, q Question) (bool, error) {
 	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return false, fmt.Errorf("ask command %s: %w", a.Path, ctx.Err())
+			return Reply{}, fmt.Errorf("ask command %s: %w", a.Path, ctx.Err())
 		}
-		return false, fmt.Errorf("ask command %s: %w", a.Path, err)
+		return Reply{}, fmt.Errorf("ask command %s: %w", a.Path, err)
 	}
-	allow, err := parseAnswer(out.Bytes())
+	reply, err := parseAnswer(out.Bytes())
 	if err != nil {
-		return false, fmt.Errorf("ask command %s: %w", a.Path, err)
+		return Reply{}, fmt.Errorf("ask command %s: %w", a.Path, err)
 	}
-	return allow, nil
+	return reply, nil
 }
 
 // AskSocket asks an agent that serves a unix socket: cordon connects, writes
@@ -93,34 +105,34 @@ type AskSocket struct {
 }
 
 // Ask sends one question.
-func (a *AskSocket) Ask(ctx context.Context, q Question) (bool, error) {
+func (a *AskSocket) Ask(ctx context.Context, q Question) (Reply, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", a.Path)
 	if err != nil {
-		return false, fmt.Errorf("ask socket: %w", err)
+		return Reply{}, fmt.Errorf("ask socket: %w", err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	in, err := json.Marshal(q)
 	if err != nil {
-		return false, err
+		return Reply{}, err
 	}
 	if _, err := c.Write(append(in, '\n')); err != nil {
-		return false, fmt.Errorf("ask socket %s: %w", a.Path, errOr(ctx, err))
+		return Reply{}, fmt.Errorf("ask socket %s: %w", a.Path, errOr(ctx, err))
 	}
 	line, err := bufio.NewReaderSize(io.LimitReader(c, maxAnswer), 4096).ReadSlice('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			err = errors.New("answer line too long")
 		}
-		return false, fmt.Errorf("ask socket %s: %w", a.Path, errOr(ctx, err))
+		return Reply{}, fmt.Errorf("ask socket %s: %w", a.Path, errOr(ctx, err))
 	}
-	allow, err := parseAnswer(line)
+	reply, err := parseAnswer(line)
 	if err != nil {
-		return false, fmt.Errorf("ask socket %s: %w", a.Path, err)
+		return Reply{}, fmt.Errorf("ask socket %s: %w", a.Path, err)
 	}
-	return allow, nil
+	return reply, nil
 }
 
 // errOr prefers the context's error, which says why an I/O was cut short.
@@ -131,24 +143,28 @@ func errOr(ctx context.Context, err error) error {
 	return err
 }
 
-// parseAnswer reads {"allow": bool}; anything else is an error.
-func parseAnswer(b []byte) (bool, error) {
+// parseAnswer reads {"allow": bool} with an optional string "reason",
+// kept when allow is false; anything else is an error.
+func parseAnswer(b []byte) (Reply, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
-		return false, errors.New("no answer")
+		return Reply{}, errors.New("no answer")
 	}
 	var a Answer
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&a); err != nil {
-		return false, fmt.Errorf("bad answer %q: %w", abbrev(b), err)
+		return Reply{}, fmt.Errorf("bad answer %q: %w", abbrev(b), err)
 	}
 	if dec.More() {
-		return false, fmt.Errorf("bad answer %q: more than one value", abbrev(b))
+		return Reply{}, fmt.Errorf("bad answer %q: more than one value", abbrev(b))
 	}
 	if a.Allow == nil {
-		return false, fmt.Errorf(`bad answer %q: no boolean "allow"`, abbrev(b))
+		return Reply{}, fmt.Errorf(`bad answer %q: no boolean "allow"`, abbrev(b))
 	}
-	return *a.Allow, nil
+	if *a.Allow {
+		return Reply{Allow: true}, nil
+	}
+	return Reply{Reason: a.Reason}, nil
 }
 
 func abbrev(b []byte) string {

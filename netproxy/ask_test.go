@@ -29,10 +29,14 @@ func TestAskCommand(t *testing.T) {
 		name    string
 		body    string
 		allow   bool
+		reason  string
 		wantErr string
 	}{
 		{name: "allow", body: "cat > " + stdin + "\necho '{\"allow\": true}'\n", allow: true},
 		{name: "refuse", body: "echo '{\"allow\":false}'\n"},
+		{name: "refuse with a reason", body: "echo '{\"allow\":false,\"reason\":\"use the mirror\"}'\n", reason: "use the mirror"},
+		{name: "an allow's reason is dropped", body: "echo '{\"allow\":true,\"reason\":\"fine\"}'\n", allow: true},
+		{name: "a reason that is not a string", body: "echo '{\"allow\":false,\"reason\":7}'\n", wantErr: "bad answer"},
 		{name: "unknown keys ignored", body: "echo '{\"allow\":true,\"remember\":\"forever\"}'\n", allow: true},
 		{name: "exit status", body: "echo '{\"allow\":true}'; exit 3\n", wantErr: "exit status 3"},
 		{name: "no answer", body: "exit 0\n", wantErr: "no answer"},
@@ -44,18 +48,18 @@ func TestAskCommand(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &AskCommand{Path: script(t, tc.body)}
-			allow, err := a.Ask(context.Background(), q)
+			reply, err := a.Ask(context.Background(), q)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Ask = %v, %v; want an error with %q", allow, err, tc.wantErr)
+					t.Fatalf("Ask = %+v, %v; want an error with %q", reply, err, tc.wantErr)
 				}
-				if allow {
+				if reply.Allow {
 					t.Fatal("an error must not allow")
 				}
 				return
 			}
-			if err != nil || allow != tc.allow {
-				t.Fatalf("Ask = %v, %v; want %v", allow, err, tc.allow)
+			if want := (Reply{Allow: tc.allow, Reason: tc.reason}); err != nil || reply != want {
+				t.Fatalf("Ask = %+v, %v; want %+v", reply, err, want)
 			}
 		})
 	}
@@ -76,9 +80,9 @@ func TestAskCommandTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	allow, err := a.Ask(ctx, Question{Host: "x.test", Port: 1})
-	if allow || err == nil {
-		t.Fatalf("Ask = %v, %v; want a refusal by timeout", allow, err)
+	reply, err := a.Ask(ctx, Question{Host: "x.test", Port: 1})
+	if reply.Allow || err == nil {
+		t.Fatalf("Ask = %+v, %v; want a refusal by timeout", reply, err)
 	}
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("the timeout took %v", el)
@@ -135,6 +139,8 @@ func TestAskSocket(t *testing.T) {
 			return "{\"allow\":true}\n"
 		case "no.test":
 			return "{\"allow\":false}\n"
+		case "reason.test":
+			return "{\"allow\":false,\"reason\":\"use the mirror\"}\n"
 		case "garbage.test":
 			return "maybe\n"
 		case "long.test":
@@ -148,10 +154,12 @@ func TestAskSocket(t *testing.T) {
 	for _, tc := range []struct {
 		host    string
 		allow   bool
+		reason  string
 		wantErr string
 	}{
 		{host: "yes.test", allow: true},
 		{host: "no.test"},
+		{host: "reason.test", reason: "use the mirror"},
 		{host: "garbage.test", wantErr: "bad answer"},
 		{host: "empty.test", wantErr: "no answer"},
 		{host: "long.test", wantErr: "too long"},
@@ -160,13 +168,13 @@ func TestAskSocket(t *testing.T) {
 		t.Run(tc.host, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			defer cancel()
-			allow, err := a.Ask(ctx, Question{Run: "r9", Host: tc.host, Port: 22})
+			reply, err := a.Ask(ctx, Question{Run: "r9", Host: tc.host, Port: 22})
 			if tc.wantErr != "" {
-				if allow || err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Ask = %v, %v; want an error with %q", allow, err, tc.wantErr)
+				if reply.Allow || err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Ask = %+v, %v; want an error with %q", reply, err, tc.wantErr)
 				}
-			} else if err != nil || allow != tc.allow {
-				t.Fatalf("Ask = %v, %v; want %v", allow, err, tc.allow)
+			} else if want := (Reply{Allow: tc.allow, Reason: tc.reason}); err != nil || reply != want {
+				t.Fatalf("Ask = %+v, %v; want %+v", reply, err, want)
 			}
 			if q := <-questions; q != (Question{Run: "r9", Host: tc.host, Port: 22}) {
 				t.Errorf("server got %+v", q)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,8 +88,16 @@ type Decision struct {
 	// Err is a failure to decide: the name did not resolve, or the asker
 	// failed (the destination is then refused too).
 	Err error
+	// Why is the reason the settings (deniedDomainReasons) or the Asker
+	// gave for a refusal, for people; empty when none did.
+	Why string
+	// Via is, when allowed, the upstream proxy the destination is reached
+	// through (its URL without password); empty: directly. The name is
+	// then not resolved here (Addrs is empty): the upstream resolves it.
+	Via string
 
-	kind kind // what decided, for Message
+	kind kind     // what decided, for Message
+	via  *url.URL // Via
 }
 
 // kind is what decided a refusal.
@@ -100,6 +109,7 @@ const (
 	kindDenied
 	kindDeniedAddr
 	kindPrivate
+	kindListedAddr
 	kindIPUnlisted
 	kindUnlisted
 	kindAskRefused
@@ -118,6 +128,9 @@ func (d Decision) String() string {
 		fmt.Fprintf(&b, "refused %s %s: %s (%s)", d.Protocol, dest, d.Reason, d.Rule)
 	default:
 		fmt.Fprintf(&b, "failed %s %s (%s)", d.Protocol, dest, d.Rule)
+	}
+	if d.Via != "" {
+		b.WriteString(" via " + d.Via)
 	}
 	if len(d.Addrs) > 0 {
 		b.WriteString(" [")
@@ -162,6 +175,10 @@ func (p *Proxy) decideQuietly(ctx context.Context, proto, host string, port int)
 	switch m.Verdict {
 	case Denied:
 		d.Reason, d.Rule, d.kind = ReasonDenylist, "deniedDomains: "+m.Pattern, kindDenied
+		if why := p.cfg.DeniedReasons[m.Pattern]; why != "" {
+			d.Why = shownReason(why)
+			d.Rule += " (" + d.Why + ")"
+		}
 		return d
 	case Allowed:
 		d.Rule = "allowedDomains: " + m.Pattern
@@ -175,7 +192,7 @@ func (p *Proxy) decideQuietly(ctx context.Context, proto, host string, port int)
 			d.Reason, d.Rule, d.kind = ReasonAllowlist, "not in allowedDomains", kindUnlisted
 			return d
 		}
-		allow, remembered, err := p.ask(ctx, name, port)
+		reply, remembered, err := p.ask(ctx, name, port)
 		how := "asked"
 		if remembered {
 			how = "asked before"
@@ -184,8 +201,12 @@ func (p *Proxy) decideQuietly(ctx context.Context, proto, host string, port int)
 		case err != nil:
 			d.Reason, d.Rule, d.Err, d.kind = ReasonAllowlist, "not in allowedDomains; asking failed", err, kindAskFailed
 			return d
-		case !allow:
+		case !reply.Allow:
 			d.Reason, d.Rule, d.kind = ReasonAllowlist, "not in allowedDomains; "+how+": refused", kindAskRefused
+			if reply.Reason != "" {
+				d.Why = shownReason(reply.Reason)
+				d.Rule += " (" + d.Why + ")"
+			}
 			return d
 		}
 		d.Rule = "not in allowedDomains; " + how + ": allowed"
@@ -194,6 +215,13 @@ func (p *Proxy) decideQuietly(ctx context.Context, proto, host string, port int)
 		// an address allowed literally is an explicit choice: no class
 		// check (DNS rebinding concerns names)
 		d.Allowed, d.Addrs = true, []netip.Addr{addr}
+		d.route(p.cfg.Upstream)
+		return d
+	}
+	if d.route(p.cfg.Upstream) {
+		// the upstream proxy resolves the name: cordon does not, so the
+		// checks of what it resolves to do not apply
+		d.Allowed = true
 		return d
 	}
 	// A name with a dot is looked up as it is: through the host's search
@@ -220,13 +248,27 @@ func (p *Proxy) decideQuietly(ctx context.Context, proto, host string, port int)
 	kept, dropped, why := p.filter(name, port, addrs)
 	if len(kept) == 0 {
 		d.Reason, d.Rule, d.Addrs, d.kind = ReasonPrivate, "resolves to "+why, dropped, kindPrivate
-		if why == classDenyListed {
+		switch why {
+		case classDenyListed:
 			d.Reason, d.kind = ReasonDenylist, kindDeniedAddr
+		case classListed:
+			d.Rule, d.kind = "resolves to an address of deniedResolvedAddresses", kindListedAddr
 		}
 		return d
 	}
 	d.Allowed, d.Addrs = true, kept
 	return d
+}
+
+// route sets the upstream proxy an allowed destination is reached
+// through, if any, and reports whether there is one.
+func (d *Decision) route(u *Upstream) bool {
+	d.via = u.route(d.Host, d.Protocol != "http")
+	if d.via == nil {
+		return false
+	}
+	d.Via = Redact(d.via)
+	return true
 }
 
 // filter keeps the addresses an allowed name may be dialled at. An address
@@ -263,6 +305,9 @@ func (p *Proxy) filter(name string, port int, addrs []netip.Addr) (kept, dropped
 			if class == "" && embeds {
 				class = classify(v4, own)
 			}
+			if class == "" && (p.listed(a) || embeds && p.listed(v4)) {
+				class = classListed
+			}
 		}
 		if class != "" {
 			dropped = append(dropped, a)
@@ -278,6 +323,30 @@ func (p *Proxy) filter(name string, port int, addrs []netip.Addr) (kept, dropped
 	return kept, dropped, why
 }
 
+// listed reports whether a is in Config.DeniedAddresses.
+func (p *Proxy) listed(a netip.Addr) bool {
+	for _, pf := range p.cfg.DeniedAddresses {
+		if pf.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxReason bounds a reason shown in a refusal, in characters: a few
+// sentences fit, a document does not (sandbox-runtime cuts at 500 too).
+const maxReason = 500
+
+// shownReason is a reason as a refusal shows it: printable, on one line,
+// at most maxReason characters.
+func shownReason(s string) string {
+	s = printableChars(strings.Join(strings.Fields(s), " "))
+	if r := []rune(s); len(r) > maxReason {
+		s = string(r[:maxReason]) + "..."
+	}
+	return s
+}
+
 // maxAsking bounds the questions of one proxy waiting for an answer at
 // once; a new one beyond it is refused (and not remembered).
 const maxAsking = 16
@@ -290,7 +359,7 @@ const maxAsked = 1024
 // ask consults the Asker about a name neither list matches, once per name
 // and port for the life of the proxy: concurrent questions share one
 // answer, and answers (not failures) are remembered.
-func (p *Proxy) ask(ctx context.Context, name string, port int) (allow, remembered bool, err error) {
+func (p *Proxy) ask(ctx context.Context, name string, port int) (reply Reply, remembered bool, err error) {
 	key := net.JoinHostPort(name, strconv.Itoa(port))
 	p.mu.Lock()
 	if p.asks == nil {
@@ -300,17 +369,17 @@ func (p *Proxy) ask(ctx context.Context, name string, port int) (allow, remember
 	if !ok {
 		if p.closed {
 			p.mu.Unlock()
-			return false, false, ErrClosed
+			return Reply{}, false, ErrClosed
 		}
 		// each question may be a process on the host and a prompt to a
 		// person: a command must not start thousands at once
 		if p.asking >= maxAsking {
 			p.mu.Unlock()
-			return false, false, fmt.Errorf("%d questions already waiting for an answer", maxAsking)
+			return Reply{}, false, fmt.Errorf("%d questions already waiting for an answer", maxAsking)
 		}
 		if len(p.asks) >= maxAsked {
 			p.mu.Unlock()
-			return false, false, fmt.Errorf("%d destinations already asked about in this run", maxAsked)
+			return Reply{}, false, fmt.Errorf("%d destinations already asked about in this run", maxAsked)
 		}
 		p.asking++
 		c = &askCall{done: make(chan struct{})}
@@ -328,15 +397,15 @@ func (p *Proxy) ask(ctx context.Context, name string, port int) (allow, remember
 	}
 	select {
 	case <-c.done:
-		return c.allow, remembered, c.err
+		return c.reply, remembered, c.err
 	case <-ctx.Done():
-		return false, false, ctx.Err()
+		return Reply{}, false, ctx.Err()
 	}
 }
 
 type askCall struct {
 	done  chan struct{}
-	allow bool
+	reply Reply
 	err   error
 }
 
@@ -346,14 +415,17 @@ func (p *Proxy) runAsk(key string, c *askCall, q Question) {
 	// connection: others may be waiting for the same answer
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.AskTimeout)
 	defer cancel()
-	allow, err := p.cfg.Ask.Ask(ctx, q)
+	reply, err := p.cfg.Ask.Ask(ctx, q)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("no answer within %v: %w", p.cfg.AskTimeout, err)
 	}
-	c.allow, c.err = allow && err == nil, err
+	if err != nil {
+		reply = Reply{}
+	}
+	c.reply, c.err = reply, err
 	p.mu.Lock()
 	p.asking--
 	if err != nil {
@@ -373,6 +445,12 @@ func printable(s string) string {
 	if len(s) > max {
 		s = s[:max] + "..."
 	}
+	return printableChars(s)
+}
+
+// printableChars is s with what a terminal or a log would not show as
+// itself replaced by '?'.
+func printableChars(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError ||
 			unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {

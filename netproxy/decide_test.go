@@ -21,37 +21,40 @@ import (
 
 // decideResolver maps the names of TestDecide.
 var decideResolver = StaticResolver{
-	"public.test":      addrs("198.51.100.1", "2001:db8::10"),
-	"loop.test":        addrs("127.0.0.1"),
-	"loop2.test":       addrs("127.0.0.2"),
-	"v6loop.test":      addrs("::1"),
-	"mapped.test":      addrs("::ffff:127.0.0.1"),
-	"compat.test":      addrs("::7f00:1"),
-	"nat64.test":       addrs("64:ff9b::a9fe:a9fe"),
-	"sixtofour.test":   addrs("2002:7f00:1::1"),
-	"meta.test":        addrs("169.254.169.254"),
-	"meta6.test":       addrs("fd00:ec2::254"),
-	"alibaba.test":     addrs("100.100.100.200"),
-	"quad100.test":     addrs("100.100.100.100", "fd7a:115c:a1e0::53"),
-	"linklocal6.test":  addrs("fe80::1"),
-	"zero.test":        addrs("0.0.0.0"),
-	"zero6.test":       addrs("::"),
-	"mcast.test":       addrs("224.0.0.251"),
-	"bcast.test":       addrs("255.255.255.255"),
-	"own.test":         addrs("192.0.2.2"),
-	"own6.test":        addrs("2001:db8:ffff::2"),
-	"mixed.test":       addrs("127.0.0.1", "198.51.100.2", "169.254.169.254", "198.51.100.2"),
-	"private.test":     addrs("10.1.2.3", "fd12::1"),
-	"carve.test":       addrs("127.0.0.9"),
-	"carveport.test":   addrs("127.0.0.10"),
-	"denyaddr.test":    addrs("198.51.100.66"),
-	"denyaddr6.test":   addrs("64:ff9b::c633:6442"), // 198.51.100.66 by NAT64
-	"localhost":        addrs("127.0.0.1", "::1"),
-	"app.localhost":    addrs("198.51.100.1"),
-	"a.wild.test":      addrs("198.51.100.3"),
-	"unlisted.test":    addrs("198.51.100.4"),
-	"denied.test":      addrs("198.51.100.5"),
-	"deny-and-ok.test": addrs("198.51.100.66", "198.51.100.7"),
+	"listed.test":       addrs("10.9.1.1"),
+	"listed6.test":      addrs("fd99::1", "64:ff9b::a09:101"),
+	"listed-carve.test": addrs("10.9.9.9"),
+	"public.test":       addrs("198.51.100.1", "2001:db8::10"),
+	"loop.test":         addrs("127.0.0.1"),
+	"loop2.test":        addrs("127.0.0.2"),
+	"v6loop.test":       addrs("::1"),
+	"mapped.test":       addrs("::ffff:127.0.0.1"),
+	"compat.test":       addrs("::7f00:1"),
+	"nat64.test":        addrs("64:ff9b::a9fe:a9fe"),
+	"sixtofour.test":    addrs("2002:7f00:1::1"),
+	"meta.test":         addrs("169.254.169.254"),
+	"meta6.test":        addrs("fd00:ec2::254"),
+	"alibaba.test":      addrs("100.100.100.200"),
+	"quad100.test":      addrs("100.100.100.100", "fd7a:115c:a1e0::53"),
+	"linklocal6.test":   addrs("fe80::1"),
+	"zero.test":         addrs("0.0.0.0"),
+	"zero6.test":        addrs("::"),
+	"mcast.test":        addrs("224.0.0.251"),
+	"bcast.test":        addrs("255.255.255.255"),
+	"own.test":          addrs("192.0.2.2"),
+	"own6.test":         addrs("2001:db8:ffff::2"),
+	"mixed.test":        addrs("127.0.0.1", "198.51.100.2", "169.254.169.254", "198.51.100.2"),
+	"private.test":      addrs("10.1.2.3", "fd12::1"),
+	"carve.test":        addrs("127.0.0.9"),
+	"carveport.test":    addrs("127.0.0.10"),
+	"denyaddr.test":     addrs("198.51.100.66"),
+	"denyaddr6.test":    addrs("64:ff9b::c633:6442"), // 198.51.100.66 by NAT64
+	"localhost":         addrs("127.0.0.1", "::1"),
+	"app.localhost":     addrs("198.51.100.1"),
+	"a.wild.test":       addrs("198.51.100.3"),
+	"unlisted.test":     addrs("198.51.100.4"),
+	"denied.test":       addrs("198.51.100.5"),
+	"deny-and-ok.test":  addrs("198.51.100.66", "198.51.100.7"),
 }
 
 var decideAllow = []string{
@@ -60,7 +63,7 @@ var decideAllow = []string{
 	"zero6.test", "mcast.test", "bcast.test", "own.test", "own6.test", "mixed.test", "private.test",
 	"carve.test", "127.0.0.9", "carveport.test", "127.0.0.10:8080", "denyaddr.test", "denyaddr6.test",
 	"localhost", "app.localhost", "*.wild.test", "denied.test", "nxdomain.test", "192.0.2.50", "[2001:db8::50]",
-	"deny-and-ok.test", "169.254.169.254:8080",
+	"deny-and-ok.test", "169.254.169.254:8080", "listed.test", "listed6.test", "listed-carve.test", "10.9.9.9",
 }
 
 var decideDeny = []string{"denied.test", "198.51.100.66"}
@@ -69,6 +72,7 @@ func TestDecide(t *testing.T) {
 	p, err := New(Config{
 		Run: "r", AllowedDomains: decideAllow, DeniedDomains: decideDeny,
 		Resolver: decideResolver, InterfaceAddrs: func() []netip.Addr { return ownAddrs },
+		DeniedAddresses: []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16"), netip.MustParsePrefix("fd99::/16")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +129,13 @@ func TestDecide(t *testing.T) {
 		{host: "denyaddr.test", port: 80, reason: ReasonDenylist, rule: "a deny-listed address"},
 		{host: "denyaddr6.test", port: 80, reason: ReasonDenylist, rule: "a deny-listed address"},
 		{host: "deny-and-ok.test", port: 80, addrs: addrs("198.51.100.7")},
+		// deniedResolvedAddresses: names may not resolve there either, but
+		// for an address listed literally; addresses themselves are not
+		// judged by it
+		{host: "listed.test", port: 80, reason: ReasonPrivate, rule: "resolves to an address of deniedResolvedAddresses"},
+		{host: "listed6.test", port: 80, reason: ReasonPrivate, rule: "deniedResolvedAddresses", addrs: addrs("fd99::1", "64:ff9b::a09:101")},
+		{host: "listed-carve.test", port: 80, addrs: addrs("10.9.9.9")},
+		{host: "10.9.9.9", port: 80, addrs: addrs("10.9.9.9")},
 		// localhost names may resolve to loopback, and only there
 		{host: "localhost", port: 3000, addrs: addrs("127.0.0.1", "::1")},
 		{host: "app.localhost", port: 3000, reason: ReasonPrivate, rule: "a non-loopback address"},
@@ -450,7 +461,7 @@ func TestAskedBounded(t *testing.T) {
 	if n := calls.Load(); n != maxAsked {
 		t.Errorf("asked %d times; want %d", n, maxAsked)
 	}
-	if allow, remembered, err := r.p.ask(context.Background(), "n0.x.test", 443); !allow || !remembered || err != nil {
-		t.Errorf("a remembered answer: %v %v %v; want it allowed, remembered", allow, remembered, err)
+	if reply, remembered, err := r.p.ask(context.Background(), "n0.x.test", 443); !reply.Allow || !remembered || err != nil {
+		t.Errorf("a remembered answer: %+v %v %v; want it allowed, remembered", reply, remembered, err)
 	}
 }

@@ -39,13 +39,15 @@ func (v Verdict) String() string {
 // Pattern is one entry of an allow or deny list: an exact host name
 // ("example.com"), subdomains of a name ("*.example.com", never the apex), or
 // an IP address ("192.0.2.1", "[2001:db8::1]"), each optionally restricted to
-// one port (":443").
+// one port (":443"). A deny list may also hold "*" and "*:22": every host
+// (on that port).
 type Pattern struct {
 	raw      string
 	name     string     // normalised host name; "" for an address pattern
 	wildcard bool       // "*.name": strict subdomains of name
 	addr     netip.Addr // valid for an address pattern
 	port     int        // 0: any port
+	any      bool       // "*": every host, name or address (deny lists)
 }
 
 // String returns the pattern as it was written.
@@ -106,6 +108,24 @@ func ParsePattern(s string) (Pattern, error) {
 	}
 	p.name = name
 	return p, nil
+}
+
+// ParseDenyPattern reads one deny entry: a pattern of ParsePattern, or
+// "*" (every host) and "*:PORT" (every host on one port), as
+// sandbox-runtime's deniedDomains takes them.
+func ParseDenyPattern(s string) (Pattern, error) {
+	if host, ps, ok := strings.Cut(s, ":"); ok && host == "*" || s == "*" {
+		p := Pattern{raw: s, any: true}
+		if ok {
+			port, err := parsePort(ps)
+			if err != nil {
+				return Pattern{}, fmt.Errorf("%w %q: %v", ErrPattern, s, err)
+			}
+			p.port = port
+		}
+		return p, nil
+	}
+	return ParsePattern(s)
 }
 
 // splitPatternPort splits an optional ":port" off a pattern. An IPv6 address
@@ -242,6 +262,8 @@ func (p Pattern) matches(name string, addr netip.Addr, port int) bool {
 		return false
 	}
 	switch {
+	case p.any:
+		return true
 	case p.addr.IsValid():
 		return addr.IsValid() && p.addr == addr
 	case addr.IsValid():
@@ -271,7 +293,7 @@ func NewRules(allow, deny []string) (*Rules, error) {
 		r.allow = append(r.allow, p)
 	}
 	for _, s := range deny {
-		p, err := ParsePattern(s)
+		p, err := ParseDenyPattern(s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("denied domains: %w", err))
 			continue

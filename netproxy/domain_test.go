@@ -154,6 +154,46 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+// TestDenyEveryHost: a deny list may hold "*" and "*:PORT" (every host,
+// names and addresses, on that port), as sandbox-runtime's deniedDomains;
+// an allow list may not.
+func TestDenyEveryHost(t *testing.T) {
+	r, err := NewRules([]string{"*.example.com", "192.0.2.1"}, []string{"*:22", "api.example.com:8443"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		host string
+		port int
+		want Verdict
+	}{
+		{"a.example.com", 22, Denied},
+		{"192.0.2.1", 22, Denied},
+		{"a.example.com", 443, Allowed},
+		{"api.example.com", 8443, Denied},
+		{"unlisted.test", 22, Denied},
+	} {
+		if m, err := r.Match(tc.host, tc.port); err != nil || m.Verdict != tc.want {
+			t.Errorf("Match(%s, %d) = %+v, %v; want %v", tc.host, tc.port, m, err, tc.want)
+		}
+	}
+	all, err := NewRules([]string{"a.test"}, []string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := all.Match("a.test", 443); m.Verdict != Denied || m.Pattern != "*" {
+		t.Errorf(`deny "*": %+v`, m)
+	}
+	for _, bad := range []string{"*:0", "*:x", "*:70000"} {
+		if _, err := ParseDenyPattern(bad); err == nil {
+			t.Errorf("ParseDenyPattern(%q) accepted", bad)
+		}
+	}
+	if _, err := NewRules([]string{"*:22"}, nil); err == nil {
+		t.Error(`an allow list took "*:22"`)
+	}
+}
+
 func TestMatchRejectsBadHosts(t *testing.T) {
 	r, err := NewRules([]string{"example.com"}, nil)
 	if err != nil {

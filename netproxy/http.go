@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -29,6 +30,7 @@ const (
 	errUpstream       = "upstream-error"
 	errRequestRefused = "request-refused"
 	errMisdirected    = "misdirected-request"
+	errUpstreamProxy  = "upstream-proxy-error"
 )
 
 // maxDiscard is how much of a request body that is not forwarded (a
@@ -140,7 +142,7 @@ func (p *Proxy) serveRequest(cc *clientConn, req *http.Request, rt route) bool {
 	d := p.decide(p.ctx, proto, host, port)
 	if !d.Allowed {
 		status, xerr, body := refusal(d)
-		return cc.answer(req, status, xerr, body)
+		return cc.answerPhrase(req, status, refusalPhrase(d), xerr, body)
 	}
 	if req.Method == "CONNECT" {
 		return p.connect(cc, req, d)
@@ -159,13 +161,47 @@ func refusal(d Decision) (status int, xerr, body string) {
 
 // errorResponse is an answer of the proxy's own.
 func errorResponse(status int, xerr, body string, close bool) []byte {
+	return errorResponsePhrase(status, "", xerr, body, close)
+}
+
+// errorResponsePhrase is errorResponse with the status line's phrase
+// ("": the status's own).
+func errorResponsePhrase(status int, phrase, xerr, body string, close bool) []byte {
+	if phrase == "" {
+		phrase = http.StatusText(status)
+	}
 	b := fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Proxy-Error: %s\r\n"+
-		"Cache-Control: no-store\r\nContent-Length: %d\r\n", status, http.StatusText(status), xerr, len(body))
+		"Cache-Control: no-store\r\nContent-Length: %d\r\n", status, phrase, xerr, len(body))
 	if close {
 		b = append(b, "Connection: close\r\n"...)
 	}
 	b = append(b, "\r\n"...)
 	return append(b, body...)
+}
+
+// refusalPhrase is the status line's phrase of the refusal of a tunnel
+// with a reason: the reason, which is what many clients of a tunnel print
+// (as sandbox-runtime sends it); "" otherwise.
+func refusalPhrase(d Decision) string {
+	if d.Protocol != "connect" || d.Why == "" {
+		return ""
+	}
+	return statusPhrase(d.Why)
+}
+
+// statusPhrase is a reason as a status line's phrase: ASCII (clients
+// read other bytes there differently), at most 200 characters.
+func statusPhrase(why string) string {
+	b := []byte(strings.Map(func(r rune) rune {
+		if r < 0x20 || r >= 0x7f {
+			return '?'
+		}
+		return r
+	}, why))
+	if len(b) > 200 {
+		b = append(b[:197], "..."...)
+	}
+	return string(b)
 }
 
 // bodyKind is how a message's body is delimited.
@@ -224,11 +260,17 @@ func upgrade(req *http.Request) string {
 // short body is read and dropped; a client that waits for 100 Continue
 // before it sends its body gets none, and the connection ends.
 func (cc *clientConn) answer(req *http.Request, status int, xerr, body string) bool {
+	return cc.answerPhrase(req, status, "", xerr, body)
+}
+
+// answerPhrase is answer with the status line's phrase ("": the status's
+// own).
+func (cc *clientConn) answerPhrase(req *http.Request, status int, phrase, xerr, body string) bool {
 	kind := requestBody(req)
 	keep := keepAlive(req) &&
 		!(kind != bodyNone && hasToken(req.Header, "Expect", "100-continue")) &&
 		!(kind == bodyLength && req.ContentLength > maxDiscard)
-	if _, err := cc.c.Write(errorResponse(status, xerr, body, !keep)); err != nil {
+	if _, err := cc.c.Write(errorResponsePhrase(status, phrase, xerr, body, !keep)); err != nil {
 		return false
 	}
 	if !keep || kind == bodyNone {
@@ -262,7 +304,7 @@ func (p *Proxy) connect(cc *clientConn, req *http.Request, d Decision) bool {
 	upstream, err := p.dialDest(ctx, d)
 	cancel()
 	if err != nil {
-		return cc.answer(req, 502, errUpstream, fmt.Sprintf("cordon proxy: connect to %s: %v\n", d.dest(), dialError(err)))
+		return cc.unreachable(req, d, err)
 	}
 	if _, err := io.WriteString(cc.c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		upstream.Close()
@@ -281,7 +323,20 @@ func (p *Proxy) connect(cc *clientConn, req *http.Request, d Decision) bool {
 // upstreamFailure is the body of a 502 for a destination that could not
 // be reached or did not answer.
 func upstreamFailure(d Decision, err error) string {
+	if _, ok := errors.AsType[*UpstreamError](err); ok {
+		return fmt.Sprintf("cordon proxy: %s: %v. cordon reaches the network through it, never directly (its NO_PROXY names what goes directly).\n", d.dest(), err)
+	}
 	return fmt.Sprintf("cordon proxy: %s: %v\n", d.dest(), dialError(err))
+}
+
+// unreachable answers 502 to a request whose destination, or the
+// upstream proxy on the way, could not be reached.
+func (cc *clientConn) unreachable(req *http.Request, d Decision, err error) bool {
+	xerr := errUpstream
+	if _, ok := errors.AsType[*UpstreamError](err); ok {
+		xerr = errUpstreamProxy
+	}
+	return cc.answer(req, 502, xerr, upstreamFailure(d, err))
 }
 
 // dialError drops the address from a dial error: the client learns that
@@ -324,26 +379,32 @@ func (p *Proxy) forward(cc *clientConn, req *http.Request, d Decision, rt route)
 			out.kind = bodyNone
 		}
 	}
-	head := requestHead(req, d, out.kind)
+	head := requestHead(req, d, out.kind, nil)
 	// A pooled connection the server closed while it was idle fails
 	// before any answer; a request without a body whose method is
 	// idempotent is then sent once more on a new connection, as net/http's
 	// Transport does. Others get a 502.
 	retry := out.kind == bodyNone && idempotent(req.Method)
 	dial := p.dialDest
-	if rt.dial != nil {
-		dial = rt.dial
-	}
 	key := d.dest()
-	if rt.pool != "" {
+	switch {
+	case rt.dial != nil:
+		dial = rt.dial
 		key = rt.pool + " " + key
+	case d.via != nil:
+		// in absolute form to the upstream proxy, which makes the
+		// connection to the destination
+		via := d.via
+		head = requestHead(req, d, out.kind, via)
+		dial = func(ctx context.Context, _ Decision) (net.Conn, error) { return p.dialProxy(ctx, via) }
+		key = "via " + via.String() + " " + key
 	}
 	uc := p.pool.get(key)
 	for {
 		if uc == nil {
 			var err error
 			if uc, err = p.dialUpstream(d, dial, key); err != nil {
-				return cc.answer(req, 502, errUpstream, upstreamFailure(d, err))
+				return cc.unreachable(req, d, err)
 			}
 		}
 		keep, again := p.exchange(cc, out, d, uc, head, retry && uc.reused)
@@ -643,15 +704,24 @@ func copyRequestBody(up net.Conn, cc *clientConn, out outgoing) error {
 // requestHead is the head sent upstream: origin-form, HTTP/1.1, Host the
 // name that was checked (RFC 9112 3.2.2: a proxy replaces Host with the
 // target's authority), end-to-end fields, the proxy's own framing. No
-// X-Forwarded-For, no Via.
-func requestHead(req *http.Request, d Decision, kind bodyKind) []byte {
+// X-Forwarded-For, no Via. To an upstream proxy (via), the target is in
+// absolute form, with the proxy's credentials.
+func requestHead(req *http.Request, d Decision, kind bodyKind, via *url.URL) []byte {
 	b := make([]byte, 0, 512)
 	b = append(b, req.Method...)
 	b = append(b, ' ')
+	if via != nil {
+		b = append(b, "http://"+d.hostHeader()...)
+	}
 	b = append(b, originForm(req.RequestURI)...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, d.hostHeader()...)
 	b = append(b, "\r\n"...)
+	if via != nil {
+		if a := proxyAuthorization(via); a != "" {
+			b = append(b, "Proxy-Authorization: "+a+"\r\n"...)
+		}
+	}
 	b = appendHeader(b, endToEnd(req.Header, "Host"))
 	if hasToken(req.Header, "TE", "trailers") {
 		b = append(b, "TE: trailers\r\n"...)

@@ -25,7 +25,7 @@ func (d Decision) AllowEntry() string {
 		return ""
 	}
 	switch d.kind {
-	case kindInvalid, kindDenied, kindDeniedAddr, kindPrivate, kindUnresolved:
+	case kindInvalid, kindDenied, kindDeniedAddr, kindPrivate, kindListedAddr, kindUnresolved:
 		return ""
 	}
 	entry := d.Host
@@ -65,11 +65,19 @@ func (d Decision) Message() string {
 	case kindInvalid:
 		fmt.Fprintf(&b, "%q is not a valid host name or address: %s.\n", d.Host, strings.TrimPrefix(d.Rule, "invalid destination: "))
 	case kindDenied:
+		if d.Why != "" {
+			// the settings' own reason, which says what to do instead
+			fmt.Fprintf(&b, "%s\n(the denied domains contain %q)\n", d.Why, d.Pattern)
+			break
+		}
 		fmt.Fprintf(&b, "The denied domains contain %q, and the deny list wins over the allow list.\n", d.Pattern)
 		fmt.Fprintf(&b, "To allow it, remove %q from %s or from the settings key %s.\n", d.Pattern, denyFlag, denyKey)
 	case kindDeniedAddr:
 		fmt.Fprintf(&b, "%s resolves to an address on the deny list.\n", d.Host)
 		fmt.Fprintf(&b, "To allow it, remove that address from %s or from the settings key %s (cordon's log names it).\n", denyFlag, denyKey)
+	case kindListedAddr:
+		fmt.Fprintf(&b, "%s resolves to an address that the settings key sandbox.network.deniedResolvedAddresses refuses.\n", d.Host)
+		fmt.Fprintf(&b, "To reach that address on purpose, list the address itself with %s or in the settings key %s (cordon's log names it).\n", allowFlag, allowKey)
 	case kindPrivate:
 		fmt.Fprintf(&b, "%s %s. An allowed name may not resolve to loopback, link-local, multicast, cloud metadata or this host's own addresses (DNS rebinding).\n",
 			d.Host, d.Rule)
@@ -81,7 +89,11 @@ func (d Decision) Message() string {
 		fmt.Fprintf(&b, "%s is not in the allowed domains, and asking about it failed (%v); the proxy fails closed.\n", d.Host, d.Err)
 		b.WriteString(howAllow)
 	case kindAskRefused:
-		fmt.Fprintf(&b, "%s is not in the allowed domains, and the answer to asking about %s was no.\n", d.Host, dest)
+		fmt.Fprintf(&b, "%s is not in the allowed domains, and the answer to asking about %s was no", d.Host, dest)
+		if d.Why != "" {
+			fmt.Fprintf(&b, ": %s", d.Why)
+		}
+		b.WriteString(".\n")
 		b.WriteString(howAllow)
 	default:
 		fmt.Fprintf(&b, "%s is not in the allowed domains.\n", d.Host)

@@ -43,21 +43,28 @@ func golden(t *testing.T, name, got string) {
 // destination, the rule and how to allow it, never a resolved address.
 func TestRefusals(t *testing.T) {
 	p, err := New(Config{
-		AllowedDomains: []string{"rebind.test", "metadata.test", "denyaddr.test", "gone.test", "[2001:db8::9]:443"},
-		DeniedDomains:  []string{"*.evil.test", "203.0.113.66"},
+		AllowedDomains:  []string{"rebind.test", "metadata.test", "denyaddr.test", "gone.test", "[2001:db8::9]:443", "intranet.test", "github.com"},
+		DeniedDomains:   []string{"*.evil.test", "203.0.113.66", "github.com:22", "*:23"},
+		DeniedReasons:   map[string]string{"github.com:22": "SSH pushes to GitHub are blocked;\n use an https:// remote (git remote set-url origin https://github.com/…)."},
+		DeniedAddresses: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 		Resolver: StaticResolver{
 			"rebind.test":   addrs("127.0.0.2"),
 			"metadata.test": addrs("169.254.169.254"),
 			"denyaddr.test": addrs("203.0.113.66"),
 			"ask-no.test":   addrs("198.51.100.1"),
 			"ask-err.test":  addrs("198.51.100.1"),
+			"ask-why.test":  addrs("198.51.100.1"),
+			"intranet.test": addrs("10.1.2.3"),
 		},
 		InterfaceAddrs: func() []netip.Addr { return nil },
-		Ask: AskFunc(func(_ context.Context, q Question) (bool, error) {
-			if q.Host == "ask-err.test" {
-				return false, errors.New("ask command /usr/local/bin/ask: exit status 2")
+		Ask: askReplies(func(q Question) (Reply, error) {
+			switch q.Host {
+			case "ask-err.test":
+				return Reply{}, errors.New("ask command /usr/local/bin/ask: exit status 2")
+			case "ask-why.test":
+				return Reply{Reason: "the team's policy keeps ask-why.test out; use the internal mirror"}, nil
 			}
-			return false, nil
+			return Reply{}, nil
 		}),
 	})
 	if err != nil {
@@ -82,6 +89,11 @@ func TestRefusals(t *testing.T) {
 		{"http", "ask-err.test:80"},
 		{"connect", "127.1:443"},
 		{"http", "gone.test:80"},
+		{"connect", "github.com:22"},
+		{"http", "github.com:22"},
+		{"connect", "anything.test:23"},
+		{"http", "intranet.test:80"},
+		{"connect", "ask-why.test:443"},
 	} {
 		host, port, err := splitAuthority(c.host, 0)
 		if err != nil {
@@ -96,13 +108,12 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("%s allowed", c.host)
 		}
 		status, xerr, msg := refusal(d)
-		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(errorResponse(status, xerr, msg, false))), nil)
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(errorResponsePhrase(status, refusalPhrase(d), xerr, msg, false))), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		fmt.Fprintf(&b, "== %s %s\n%d %s\nX-Proxy-Error: %s\n%s\n", c.proto, c.host, resp.StatusCode,
-			http.StatusText(resp.StatusCode), resp.Header.Get("X-Proxy-Error"), body)
+		fmt.Fprintf(&b, "== %s %s\n%s\nX-Proxy-Error: %s\n%s\n", c.proto, c.host, resp.Status, resp.Header.Get("X-Proxy-Error"), body)
 		for _, a := range d.Addrs {
 			if strings.Contains(string(body), a.String()) {
 				t.Errorf("the refusal of %s names the address %s", c.host, a)
@@ -111,6 +122,11 @@ func TestRefusals(t *testing.T) {
 	}
 	golden(t, "refusals.golden", b.String())
 }
+
+// askReplies adapts a function to Asker.
+type askReplies func(Question) (Reply, error)
+
+func (f askReplies) Ask(_ context.Context, q Question) (Reply, error) { return f(q) }
 
 // TestAllowEntry: the advice names an entry that would allow the
 // destination, and none when the allow list is not what refused it (an

@@ -35,6 +35,14 @@ type Config struct {
 	// empty AllowedDomains allows nothing.
 	AllowedDomains []string
 	DeniedDomains  []string
+	// DeniedReasons gives, for an entry of DeniedDomains (as written), the
+	// reason a refusal by it tells the command and records (settings key
+	// sandbox.network.deniedDomainReasons).
+	DeniedReasons map[string]string
+	// DeniedAddresses are addresses and ranges an allowed name may not
+	// resolve to, beyond loopback, link-local, metadata and this host's
+	// own (settings key sandbox.network.deniedResolvedAddresses).
+	DeniedAddresses []netip.Prefix
 	// Ask, when set, decides about names neither list matches. Its answers
 	// are remembered for the life of the Proxy; a failure or timeout
 	// refuses.
@@ -53,6 +61,9 @@ type Config struct {
 	// DialTimeout bounds resolving and connecting to one destination
 	// (default 30s).
 	DialTimeout time.Duration
+	// Upstream, when set, is the proxy allowed destinations are reached
+	// through (see upstream.go); nil: directly.
+	Upstream *Upstream
 }
 
 // Proxy serves one run: every connection accepted on a listener given to
@@ -68,8 +79,9 @@ type Proxy struct {
 	cancel context.CancelFunc
 
 	pool *pool // idle upstream connections of the HTTP forwarding
-	// dialDest connects to the addresses a decision allowed (tests wrap
-	// it)
+	// dialDest connects to an allowed destination: to the addresses the
+	// decision allowed, or through the upstream proxy it names (tests
+	// wrap it)
 	dialDest func(context.Context, Decision) (net.Conn, error)
 
 	mu        sync.Mutex
@@ -132,6 +144,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p.pool = &pool{p: p, timeout: idleUpstream}
 	p.dialDest = func(ctx context.Context, d Decision) (net.Conn, error) {
+		if d.via != nil {
+			return p.dialVia(ctx, d.via, d)
+		}
 		return p.dial(ctx, d.Addrs, d.Port)
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())

@@ -168,7 +168,7 @@ func (p *Proxy) serveSOCKS(c net.Conn) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
-	upstream, err := p.dial(ctx, d.Addrs, d.Port)
+	upstream, err := p.dialDest(ctx, d)
 	cancel()
 	if err != nil {
 		c.Write(reply(dialReply(err)))
@@ -182,8 +182,19 @@ func (p *Proxy) serveSOCKS(c net.Conn) {
 	p.relay(c, upstream, nil, &d)
 }
 
-// dialReply maps a dial error to a SOCKS5 reply code.
+// dialReply maps a dial error to a SOCKS5 reply code. The upstream proxy
+// not answering is a general failure; its refusal of a tunnel is "not
+// allowed" for a 403 or 407 and "host unreachable" otherwise.
 func dialReply(err error) byte {
+	if ue, ok := errors.AsType[*UpstreamError](err); ok {
+		switch {
+		case ue.refused():
+			return repNotAllowed
+		case ue.Status != "":
+			return repHostUnreachable
+		}
+		return repGeneralFailure
+	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return repConnRefused

@@ -30,6 +30,10 @@ dpkg -s busybox-static >/dev/null 2>&1 || need="$need busybox-static"
 # sandbox-runtime's npm package generates, under node (darwin/srt_test.go;
 # npm below).
 command -v node >/dev/null 2>&1 || need="$need nodejs"
+# The end-to-end tests install Claude Code with npm (below;
+# integration/claudecode); the benchmarks compare with Claude Code's own
+# sandbox, which needs socat (and bubblewrap).
+command -v socat >/dev/null 2>&1 || need="$need socat"
 # The network tests: a veth pair into a namespace of servers, real clients.
 command -v ip >/dev/null 2>&1 || need="$need iproute2"
 command -v curl >/dev/null 2>&1 || need="$need curl"

@@ -189,8 +189,15 @@ func Assess(r Result) Verdict {
 			v.Lost = append(v.Lost, lost)
 		}
 		// Failures with the same cause are one problem, except unknown
-		// ones, whose errors differ.
-		if i, ok := byCause[cause]; ok && cause != CauseUnknown {
+		// ones, whose errors differ, and an outer filter's refusals of
+		// different calls (clone for the namespaces,
+		// landlock_create_ruleset for Landlock).
+		msg := message(cause, key, f, &r)
+		group := cause
+		if cause == CauseOuterSeccomp || cause == CauseOuterAppArmor {
+			group += "\x00" + msg
+		}
+		if i, ok := byCause[group]; ok && cause != CauseUnknown {
 			p := &v.Problems[i]
 			p.Features = append(p.Features, key)
 			if effect == Unavailable {
@@ -198,12 +205,12 @@ func Assess(r Result) Verdict {
 			}
 			return
 		}
-		byCause[cause] = len(v.Problems)
+		byCause[group] = len(v.Problems)
 		v.Problems = append(v.Problems, Problem{
 			Features: []string{key},
 			Effect:   effect,
 			Cause:    cause,
-			Message:  message(cause, key, f, &r),
+			Message:  msg,
 			Fixes:    fixes(cause, key, &r),
 		})
 	}

@@ -462,4 +462,15 @@ func TestVerdictErr(t *testing.T) {
 		!strings.Contains(err.Error(), "the container mode needs Landlock and seccomp: landlock: the kernel") {
 		t.Errorf("unavailable: Err() = %v", err)
 	}
+	// The same container under a profile that refuses Landlock's calls
+	// (an older Docker's): the refusal names the call it refuses, not
+	// clone, which refused the namespaces.
+	r.Landlock = Landlock{Feature: Feature{Step: "landlock_create_ruleset", Errno: "ENOSYS", Error: "ENOSYS"}}
+	err = Assess(r).Err()
+	want := "userNamespaces, mountNamespace, pidNamespace, procfs, networkNamespace, ipcNamespace, utsNamespace, cgroupNamespace: " +
+		"the seccomp filter of the docker container cordon runs in refuses clone (EPERM); and the container mode needs Landlock and seccomp: " +
+		"landlock: the seccomp filter of the docker container cordon runs in refuses landlock_create_ruleset (ENOSYS)"
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), want) {
+		t.Errorf("unavailable under an outer filter without Landlock: Err() = %v, want it to hold %q", err, want)
+	}
 }

@@ -167,6 +167,20 @@ type sandbox struct {
 	reaped bool
 }
 
+// sysAdmin reports whether this process has CAP_SYS_ADMIN. A root caller
+// without it (root in a container, with Docker's capabilities) makes its
+// sandbox as an unprivileged one does: libcontainer's root path joins the
+// sandbox's mount namespace from outside its user namespace, which only
+// that capability allows.
+func sysAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) != 0
+}
+
 // newSandbox creates the sandbox for s (libcontainer's create) and
 // everything that serves it, short of starting its init. extra are more
 // files for the init, at their descriptor numbers. On error, nothing is
@@ -185,17 +199,20 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 	if o.ID == "" {
 		o.ID = NewID()
 	}
-	rootless := os.Geteuid() != 0
+	rootless := os.Geteuid() != 0 || !sysAdmin()
 	// The init binds the host view itself (see bindHostView), and cordon's
 	// init installs the seccomp profile, compiled once on the host (see
 	// spec.InitSeccompFD): libcontainer would compile it in every sandbox.
 	forLibcontainer, view := takeHostView(s)
 	forLibcontainer = withoutSeccomp(forLibcontainer)
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
-		CgroupName:      o.ID,
-		Spec:            forLibcontainer,
-		RootlessEUID:    rootless,
-		RootlessCgroups: rootless,
+		CgroupName:   o.ID,
+		Spec:         forLibcontainer,
+		RootlessEUID: rootless,
+		// A root caller's spec without a cgroup (spec.WithCgroupsPath: a
+		// container's read-only cgroup file system) gets none, as a
+		// rootless one: libcontainer's attempt is let fail.
+		RootlessCgroups: rootless || s.Linux == nil || s.Linux.CgroupsPath == "",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox config: %w", err)

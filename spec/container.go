@@ -165,16 +165,22 @@ func containerOpts(p *policy.Policy, req Request, pr probe.Result, pl plan, prof
 // set: sandbox-runtime's enableWeakerNestedSandbox, for a container whose
 // masked /proc forbids mounting a fresh one. The command then sees the
 // host's processes (not their memory or environment: another user
-// namespace's processes are not its to trace).
+// namespace's processes are not its to trace). The fresh sysfs goes the
+// same way, for the same reason (the container masks /sys/firmware): the
+// host's /sys, read-only.
 func withHostProc(ms []specs.Mount, hostProc bool) []specs.Mount {
 	if !hostProc {
 		return ms
 	}
 	out := slices.Clone(ms)
 	for i, m := range out {
-		if m.Destination == "/proc" && m.Type == "proc" {
+		switch {
+		case m.Destination == "/proc" && m.Type == "proc":
 			out[i] = specs.Mount{Destination: "/proc", Type: "bind", Source: "/proc",
 				Options: []string{"rbind", "nosuid", "nodev", "noexec"}}
+		case m.Destination == "/sys" && m.Type == "sysfs":
+			out[i] = specs.Mount{Destination: "/sys", Type: "bind", Source: "/sys",
+				Options: []string{"rbind", "rro", "nosuid", "nodev", "noexec"}}
 		}
 	}
 	return out

@@ -266,10 +266,12 @@ func WithSeccomp(profile *specs.LinuxSeccomp) Opt {
 
 // WithCgroupsPath puts a root caller's sandbox in its own cgroup under
 // /cordon. A rootless sandbox gets none here: the runtime uses a delegated
-// subtree when there is one.
+// subtree when there is one. Nor does a root caller's where no cgroup can
+// be made (a container's read-only cgroup file system): the runtime then
+// makes none.
 func WithCgroupsPath(pr probe.Result, id string) Opt {
 	return func(s *specs.Spec) error {
-		if pr.Root() && id != "" {
+		if pr.Root() && cgroupUsable(pr) && id != "" {
 			s.Linux.CgroupsPath = "/cordon/" + id
 		}
 		return nil

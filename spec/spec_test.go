@@ -391,6 +391,8 @@ func TestOpts(t *testing.T) {
 		{"proc-masks", []Opt{WithProcMasks()}},
 		{"cgroups-root", []Opt{WithCgroupsPath(probe.Result{EUID: 0}, "run-1")}},
 		{"cgroups-rootless", []Opt{WithCgroupsPath(probe.Result{EUID: 1000}, "run-1")}},
+		// A container's read-only cgroup file system: no cgroup for root.
+		{"cgroups-root-none", []Opt{WithCgroupsPath(probe.Result{EUID: 0, ProbedAt: time.Unix(1, 0)}, "run-1")}},
 		{"annotations", []Opt{WithAnnotations(map[string]string{"a": "1"}), WithAnnotations(map[string]string{"b": "2"})}},
 	}
 	for _, tc := range tests {

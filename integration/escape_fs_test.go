@@ -20,10 +20,10 @@ func writeCases() []escCase {
 		return func(e *escEnv) {
 			p := filepath.Join(name, "cordon-it-esc-"+e.token)
 			e.set("HOSTFILE", p)
-			e.t.Cleanup(func() { os.Remove(p) })
+			e.t.Cleanup(func() { os.Remove(e.hostPath(p)) })
 		}
 	}
-	hostFileAbsent := func(e *escEnv, _ result) []string { return absent(e.varValue("HOSTFILE")) }
+	hostFileAbsent := func(e *escEnv, _ result) []string { return absent(e.hostPath(e.varValue("HOSTFILE"))) }
 	return []escCase{
 		{cat: catWrite, name: "dot-dot into the home",
 			script: `echo "pwned $TOKEN" >> ../home/outside.txt; echo pwned > "../escaped-$TOKEN"
@@ -47,7 +47,7 @@ mkdir -p a/b && cd a/b && echo "pwned $TOKEN" >> ../../../home/.bashrc`,
 		{cat: catWrite, name: "through /proc/PID/cwd of a host process",
 			setup: func(e *escEnv) {
 				h := startHostProc(e, e.b.home, nil, "sleep", uniqueSleep(300))
-				e.set("HOSTPID", fmt.Sprint(h.pid))
+				e.set("HOSTPID", fmt.Sprint(h.seen))
 			},
 			script: `echo "pwned $TOKEN" >> "/proc/$HOSTPID/cwd/outside.txt"; echo pwned > "/proc/$HOSTPID/cwd/new-$TOKEN"`,
 			breach: outside},
@@ -65,7 +65,7 @@ mkdir -p a/b && cd a/b && echo "pwned $TOKEN" >> ../../../home/.bashrc`,
 			script: `echo "pwned $TOKEN" >&3; echo pwned > "/proc/self/fd/4/new-$TOKEN"; cd /proc/self/fd/4 && echo pwned > "cd-$TOKEN"
 for fd in 5 6 7 8 9; do echo "pwned $TOKEN" >&$fd; done 2>/dev/null; true`,
 			breach: outside},
-		{cat: catWrite, name: "reopen a read-only stdin for writing",
+		{cat: catWrite, name: "reopen a read-only stdin for writing", notInDocker: dockerPipes,
 			// cordon run <~/outside.txt: /proc/self/fd/0 opens the file
 			// anew, by its host path and mount, not the descriptor's mode.
 			setup: func(e *escEnv) {
@@ -76,7 +76,7 @@ for fd in 5 6 7 8 9; do echo "pwned $TOKEN" >&$fd; done 2>/dev/null; true`,
 			},
 			script: `echo "pwned $TOKEN" > /proc/self/fd/0; echo "pwned $TOKEN" >> /dev/stdin; true`,
 			breach: outside},
-		{cat: catWrite, name: "a directory given as stdin",
+		{cat: catWrite, name: "a directory given as stdin", notInDocker: dockerPipes,
 			// cordon run <~ (a directory opens read-only): the command
 			// walks from it by /proc/self/fd/0, on the host's mount.
 			setup: func(e *escEnv) {
@@ -159,7 +159,7 @@ func readCases() []escCase {
 			// In a container without a pid namespace /proc/1/root is the
 			// host's root; a host process of the caller's is as good.
 			setup: func(e *escEnv) {
-				e.set("HOSTPID", fmt.Sprint(startHostProc(e, e.b.home, nil, "sleep", uniqueSleep(300)).pid))
+				e.set("HOSTPID", fmt.Sprint(startHostProc(e, e.b.home, nil, "sleep", uniqueSleep(300)).seen))
 			},
 			script: `for pid in 1 $HOSTPID; do cat "/proc/$pid/root$HOME/.ssh/id_ed25519" "/proc/$pid/root$HOME/.env" "/proc/$pid/root$WS/.env" \
 	"/proc/$pid/cwd/.ssh/id_ed25519" "/proc/$pid/cwd/.env"; done; cat /proc/self/root$HOME/.env /proc/self/cwd/.env /proc/thread-self/root$HOME/.ssh/id_ed25519; true`,
@@ -208,7 +208,7 @@ func readCases() []escCase {
 				s := "secret-environ-" + e.token
 				e.secrets = append(e.secrets, s)
 				h := startHostProc(e, e.b.home, []string{"API_SECRET=" + s}, "sleep", uniqueSleep(300))
-				e.set("HOSTPID", fmt.Sprint(h.pid))
+				e.set("HOSTPID", fmt.Sprint(h.seen))
 			},
 			script: `tr '\0' '\n' < /proc/$HOSTPID/environ; cat /proc/*/environ 2>/dev/null | tr '\0' '\n' | grep API_SECRET; true`,
 			breach: seen},

@@ -238,8 +238,8 @@ func TestEscapeNetwork(t *testing.T) {
 	f := newNetFixture(t)
 	eachCaller(t, func(t *testing.T, c *caller) {
 		for _, tc := range netEscapeCases(f) {
-			for _, how := range []runHow{cold, warm, unguarded} {
-				name := map[runHow]string{cold: "sandboxed", warm: "warm", unguarded: "unguarded"}[how]
+			for _, how := range []runHow{cold, warm, contained, unguarded} {
+				name := map[runHow]string{cold: "sandboxed", warm: "warm", contained: "contained", unguarded: "unguarded"}[how]
 				t.Run(name+"/"+tc.name, func(t *testing.T) {
 					t.Parallel()
 					runCase(t, c, tc, how)

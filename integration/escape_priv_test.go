@@ -93,17 +93,17 @@ func privCases() []escCase {
 			setup:  rootFile,
 			script: `sudo -n sh -c "echo pwned-$TOKEN >> $ROOTFILE" </dev/null`,
 			breach: rootFileBreach},
-		{cat: catPriv, name: "a nested user namespace", tools: []string{"unshare"},
+		{cat: catPriv, name: "a nested user namespace", tools: []string{"unshare"}, notInDocker: dockerRefuses,
 			script: `unshare -Ur sh -c 'echo "inner uid $(id -u)"'; CORDON_IT_ESCAPE=syscall "$HELPER" unshare`,
 			breach: said("inner uid 0", "unshare: ok")},
-		{cat: catPriv, name: "a nested user namespace by clone and clone3",
+		{cat: catPriv, name: "a nested user namespace by clone and clone3", notInDocker: dockerRefuses,
 			script: `for c in clone clone3; do CORDON_IT_ESCAPE=syscall "$HELPER" $c; done`,
 			breach: said("clone: ok", "clone3: ok")},
-		{cat: catPriv, name: "the new mount API (open_tree, fsopen)", off: offRoot,
+		{cat: catPriv, name: "the new mount API (open_tree, fsopen)", off: offRoot, notInDocker: dockerNoCap,
 			why:    "it needs CAP_SYS_ADMIN: refused to an unprivileged caller unguarded too",
 			script: `for c in open_tree fsopen; do CORDON_IT_ESCAPE=syscall "$HELPER" $c; done`,
 			breach: said("open_tree: ok", "fsopen: ok")},
-		{cat: catPriv, name: "open a file by its handle (open_by_handle_at)", off: offRoot,
+		{cat: catPriv, name: "open a file by its handle (open_by_handle_at)", off: offRoot, notInDocker: dockerNoCap,
 			why:    "it needs CAP_DAC_READ_SEARCH: refused to an unprivileged caller unguarded too",
 			script: `CORDON_IT_ESCAPE=syscall "$HELPER" open_by_handle_at`,
 			breach: said("open_by_handle_at: ok")},
@@ -112,7 +112,7 @@ func privCases() []escCase {
 			// (cordon's init, which is root in the user namespace it
 			// made), by their /proc/PID/ns links; then the key.
 			setup: func(e *escEnv) {
-				e.set("HOSTPID", fmt.Sprint(startHostProc(e, e.b.home, nil, "sleep", uniqueSleep(300)).pid))
+				e.set("HOSTPID", fmt.Sprint(startHostProc(e, e.b.home, nil, "sleep", uniqueSleep(300)).seen))
 			},
 			script: `for pid in $HOSTPID 1; do CORDON_IT_ESCAPE=setns "$HELPER" $pid "$HOME/.ssh/id_ed25519"; done
 nsenter -t 1 -a cat "$HOME/.ssh/id_ed25519"; true`,
@@ -143,6 +143,7 @@ nsenter -t 1 -a cat "$HOME/.ssh/id_ed25519"; true`,
 			script: `CORDON_IT_ESCAPE=shm-read "$HELPER"`,
 			breach: seen},
 		{cat: catPriv, name: "the user's kernel keyring",
+			notInDocker: "runc gives a container's processes a session keyring of their own: the caller's user keyring is not theirs to read, cordon or not",
 			setup: func(e *escEnv) {
 				s := "secret-key-" + e.token
 				e.secrets = append(e.secrets, s)
@@ -153,18 +154,18 @@ nsenter -t 1 -a cat "$HOME/.ssh/id_ed25519"; true`,
 			},
 			script: `CORDON_IT_ESCAPE=key-read "$HELPER" "$KEYDESC"`,
 			breach: seen},
-		{cat: catPriv, name: "bpf", off: offRoot,
+		{cat: catPriv, name: "bpf", off: offRoot, notInDocker: dockerNoCap,
 			why:    "unprivileged BPF is off on this kernel (kernel.unprivileged_bpf_disabled)",
 			script: `CORDON_IT_ESCAPE=syscall "$HELPER" bpf`, breach: said("bpf: ok")},
-		{cat: catPriv, name: "userfaultfd",
+		{cat: catPriv, name: "userfaultfd", notInDocker: dockerRefuses,
 			script: `CORDON_IT_ESCAPE=syscall "$HELPER" userfaultfd`, breach: said("userfaultfd: ok")},
-		{cat: catPriv, name: "io_uring",
+		{cat: catPriv, name: "io_uring", notInDocker: dockerRefuses,
 			needs:  []need{sysctlIs("kernel/io_uring_disabled", "0")},
 			script: `CORDON_IT_ESCAPE=syscall "$HELPER" io_uring`, breach: said("io_uring: ok")},
-		{cat: catPriv, name: "perf_event_open",
+		{cat: catPriv, name: "perf_event_open", notInDocker: dockerRefuses,
 			needs:  []need{sysctlAtMost("kernel/perf_event_paranoid", 2)},
 			script: `CORDON_IT_ESCAPE=syscall "$HELPER" perf_event_open`, breach: said("perf_event_open: ok")},
-		{cat: catPriv, name: "keystrokes into the terminal (TIOCSTI)",
+		{cat: catPriv, name: "keystrokes into the terminal (TIOCSTI)", notInDocker: dockerPipes,
 			needs: []need{sysctlIs("dev/tty/legacy_tiocsti", "1")},
 			setup: func(e *escEnv) {
 				master, slave, _ := openPTY(e.t)
@@ -182,7 +183,7 @@ nsenter -t 1 -a cat "$HOME/.ssh/id_ed25519"; true`,
 				}
 				return nil
 			}},
-		{cat: catPriv, name: "the terminal's selection (TIOCLINUX)",
+		{cat: catPriv, name: "the terminal's selection (TIOCLINUX)", notInDocker: dockerPipes,
 			setup: func(e *escEnv) {
 				master, slave, _ := openPTY(e.t)
 				e.t.Cleanup(func() { master.Close(); slave.Close() })

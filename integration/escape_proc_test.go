@@ -23,7 +23,7 @@ import (
 func hostVictim(e *escEnv) *hostProc {
 	s := uniqueSleep(300)
 	h := startHostProc(e, e.b.home, nil, "sleep", s)
-	e.set("HOSTPID", strconv.Itoa(h.pid))
+	e.set("HOSTPID", strconv.Itoa(h.seen))
 	e.set("HOSTSLEEP", "sleep "+s)
 	e.victim = h
 	return h
@@ -185,6 +185,7 @@ func resourceCases() []escCase {
 				return sizeOver(r, "size=", 64<<20, "/dev/shm (64M)")
 			}},
 		{cat: catResource, name: "the caller's inotify instances and watches", off: offNever, why: exhaustion,
+			notContained: "no user namespace to give limits of its own: the per-user inotify limits are the caller's (docs/limits.md)",
 			// Per user, across user namespaces: what the sandbox takes is
 			// the caller's editor's and file watchers' on the host.
 			setup: func(e *escEnv) {

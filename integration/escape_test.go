@@ -94,7 +94,19 @@ type escCase struct {
 	// (TestEscapeContained): what the mode does not promise
 	// (docs/security.md's table).
 	notContained string
+	// notInDocker says why the case does not apply inside the container of
+	// dockerlike_test.go (TestEscapeInDocker), where it would prove
+	// nothing: the attack cannot get out there unguarded either.
+	notInDocker string
 }
+
+// Why cases do not run inside the docker-like container (notInDocker).
+const (
+	// dockerRefuses: the case runs in the dockerUserNS container instead.
+	dockerRefuses = "Docker's seccomp profile refuses the calls already, cordon or not"
+	dockerNoCap   = "it needs a capability Docker does not give its root (CAP_SYS_ADMIN, CAP_BPF, CAP_DAC_READ_SEARCH): refused unguarded too"
+	dockerPipes   = "docker exec (cordon exec here) hands the command pipes for its stdio, not the caller's terminal or files"
+)
 
 // escEnv is one run of a case.
 type escEnv struct {
@@ -143,9 +155,21 @@ type escEnv struct {
 	// daemon is the pid of that cordon serve, which runs with the box's
 	// environment and is no process of the attack's.
 	daemon int
+	// ctr, when set, is the container every command of the case runs in
+	// (inDocker, dockerOff): the attack, cordon and the victims.
+	ctr *dockerLike
 }
 
 func (e *escEnv) set(name, value string) { e.vars = append(e.vars, name+"="+value) }
+
+// hostPath is where the host reaches the path p of the attack's world:
+// p itself, or p in the case's container.
+func (e *escEnv) hostPath(p string) string {
+	if e.ctr == nil {
+		return p
+	}
+	return e.ctr.path(p)
+}
 
 // plant writes a file below the box's directory, owned by the caller.
 func (e *escEnv) plant(rel, content string, mode os.FileMode) string {
@@ -174,16 +198,17 @@ func (e *escEnv) secret(rel string) string {
 // hidden, no unix sockets): .env files hidden in the home and anywhere in
 // the workspace, and the network limited to one domain through the proxy.
 //
-// In the container mode (how == contained) the .env files of the
+// In the container mode (how == contained, and inside the docker-like
+// container, where cordon picks the mode itself) the .env files of the
 // workspace are neither planted nor denied: Landlock cannot hide a path
 // inside a writable root, and the mode refuses such a run
 // (spec.TestContainerRefusesHiddenInWritable).
 func (e *escEnv) settings(how runHow) string {
-	if how == contained {
-		return `{"sandbox": {
+	if how.containerMode() {
+		return fmt.Sprintf(`{"sandbox": {
   "filesystem": {"denyRead": ["~/.env"]},
   "network": {"allowedDomains": ["allowed.cordon-test"]}
-}, "cordon": {"containerMode": true}}`
+}, "cordon": {"containerMode": %t}}`, how == contained)
 	}
 	return fmt.Sprintf(`{"sandbox": {
   "filesystem": {"denyRead": ["~/.env", "//%s/**/.env"]},
@@ -192,15 +217,15 @@ func (e *escEnv) settings(how runHow) string {
 }
 
 // newEscEnv makes the box of one run and plants what every case expects.
-func newEscEnv(t *testing.T, c *caller, how runHow) *escEnv {
+func newEscEnv(t *testing.T, c *caller, how runHow, ctr *dockerLike) *escEnv {
 	t.Helper()
 	b := newBox(t, c)
-	e := &escEnv{t: t, b: b, guarded: how != unguarded, token: "t" + randomHex(6)}
+	e := &escEnv{t: t, b: b, guarded: how.guarded(), token: "t" + randomHex(6), ctr: ctr}
 	for _, content := range b.secrets {
 		e.secrets = append(e.secrets, content[strings.LastIndex(content, "secret-"):])
 	}
 	e.secret("home/.env")
-	if how != contained {
+	if !how.containerMode() {
 		e.secret("ws/.env")
 		e.secret("ws/app/.env")
 	}
@@ -276,6 +301,9 @@ func (e *escEnv) runScript(c escCase, script string) result {
 	if e.ctty {
 		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Setpgid = true, true, false
 	}
+	if e.ctr != nil {
+		e.ctr.wrap(cmd, e.b.c)
+	}
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	e.cmd = cmd
@@ -319,6 +347,9 @@ func (e *escEnv) runScript(c escCase, script string) result {
 	how := "sandboxed"
 	if !e.guarded {
 		how = "unguarded"
+	}
+	if e.ctr != nil {
+		how += " in the " + e.ctr.variant.String() + " container"
 	}
 	if e.serve != nil {
 		how = "through cordon serve"
@@ -434,17 +465,42 @@ func TestEscapeWarm(t *testing.T) { everyCase(t, warm) }
 // everyCase runs every case of the suite in how, as every caller.
 func everyCase(t *testing.T, how runHow) {
 	t.Parallel()
+	// Inside Docker's default, and for the calls its seccomp profile
+	// refuses already, inside a container whose profile lets them
+	// through (where cordon picks the container mode too).
+	var ctr, unconfined *dockerLike
+	if how == inDocker || how == dockerOff {
+		ctr, unconfined = newDockerLike(t, dockerDefault), newDockerLike(t, dockerUserNS)
+	}
 	eachCaller(t, func(t *testing.T, c *caller) {
 		for _, tc := range allCases() {
-			if how == contained && tc.notContained != "" {
+			if !tc.appliesTo(how, c) {
 				continue
+			}
+			in := ctr
+			if tc.notInDocker == dockerRefuses {
+				in = unconfined
 			}
 			t.Run(tc.cat+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				runCase(t, c, tc, how)
+				runCaseIn(t, c, tc, how, in)
 			})
 		}
 	})
+}
+
+// appliesTo reports whether the case runs how, for caller c.
+func (tc escCase) appliesTo(how runHow, c *caller) bool {
+	if how.containerMode() && tc.notContained != "" {
+		return false
+	}
+	if (how == inDocker || how == dockerOff) && tc.notInDocker != "" && tc.notInDocker != dockerRefuses {
+		return false
+	}
+	if !how.guarded() && (tc.off == offNever || tc.off == offRoot && c.uid != 0) {
+		return false
+	}
+	return true
 }
 
 // TestEscapeContained runs the attacks that apply to the container mode
@@ -452,22 +508,20 @@ func everyCase(t *testing.T, how runHow) {
 // machine, as root and as an unprivileged user: nothing gets out.
 func TestEscapeContained(t *testing.T) { everyCase(t, contained) }
 
+// TestEscapeInDocker runs the attacks that apply to the container mode
+// inside a container made as `docker run` makes one (dockerlike_test.go),
+// as root and as an unprivileged user: cordon finds no user namespaces
+// there and picks the container mode itself; nothing gets out.
+func TestEscapeInDocker(t *testing.T) { everyCase(t, inDocker) }
+
+// TestEscapeInDockerCanFail runs the same attacks in the same kind of
+// container with cordon off: each must get out there, or what
+// TestEscapeInDocker shows is the container's doing, not cordon's.
+func TestEscapeInDockerCanFail(t *testing.T) { everyCase(t, dockerOff) }
+
 // TestEscapeCanFail runs the attacks that are safe to run unguarded with
 // the sandbox off: each must get out there, or its check proves nothing.
-func TestEscapeCanFail(t *testing.T) {
-	t.Parallel()
-	eachCaller(t, func(t *testing.T, c *caller) {
-		for _, tc := range allCases() {
-			if tc.off == offNever || tc.off == offRoot && c.uid != 0 {
-				continue
-			}
-			t.Run(tc.cat+"/"+tc.name, func(t *testing.T) {
-				t.Parallel()
-				runCase(t, c, tc, unguarded)
-			})
-		}
-	})
-}
+func TestEscapeCanFail(t *testing.T) { everyCase(t, unguarded) }
 
 // runHow is how runCase runs a case.
 type runHow int
@@ -477,18 +531,34 @@ const (
 	warm                    // sandboxed through cordon serve
 	unguarded               // with the sandbox off
 	contained               // by cordon run in the container mode
+	inDocker                // by cordon run inside a docker-like container
+	dockerOff               // inside a docker-like container, with the sandbox off
 )
+
+// guarded reports whether cordon runs the attack.
+func (h runHow) guarded() bool { return h != unguarded && h != dockerOff }
+
+// containerMode reports whether cordon runs the attack in its container
+// mode: asked to, or because it finds no user namespaces.
+func (h runHow) containerMode() bool { return h == contained || h == inDocker }
 
 // runCase runs one case one way and judges it.
 func runCase(t *testing.T, c *caller, tc escCase, how runHow) {
 	t.Helper()
-	guarded := how != unguarded
+	runCaseIn(t, c, tc, how, nil)
+}
+
+// runCaseIn runs one case one way, in the container ctr when set, and
+// judges it.
+func runCaseIn(t *testing.T, c *caller, tc escCase, how runHow, ctr *dockerLike) {
+	t.Helper()
+	guarded := how.guarded()
 	needs := slices.Clone(tc.needs)
 	for _, tool := range tc.tools {
 		needs = append(needs, needTool(tool))
 	}
 	requires(t, needs...)
-	e := newEscEnv(t, c, how)
+	e := newEscEnv(t, c, how, ctr)
 	if tc.setup != nil {
 		tc.setup(e)
 	}
@@ -585,10 +655,11 @@ func TestEscapeSuite(t *testing.T) {
 }
 
 // hostProc is a process on the host, started as the caller for an attack
-// to aim at.
+// to aim at (in the case's container, when it has one).
 type hostProc struct {
 	cmd  *exec.Cmd
-	pid  int
+	pid  int // on the host
+	seen int // as the attack sees it (in the container's pid namespace)
 	args string
 }
 
@@ -602,15 +673,27 @@ func startHostProc(e *escEnv, dir string, env []string, argv ...string) *hostPro
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: e.b.c.cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	out := &syncBuffer{}
 	cmd.Stdout = out
+	var pidFile string
+	if e.ctr != nil {
+		pidFile = e.ctr.wrap(cmd, e.b.c)
+	}
 	must(e.t, cmd.Start())
+	h := &hostProc{cmd: cmd, pid: cmd.Process.Pid, seen: cmd.Process.Pid, args: strings.Join(argv, " ")}
+	if pidFile != "" {
+		h.pid, h.seen = e.ctr.pid(pidFile)
+	}
 	var once sync.Once
 	e.t.Cleanup(func() {
 		once.Do(func() {
+			// In a container, cordon exec leaves the process: it is
+			// ended itself.
+			if pidFile != "" && (proc{h.pid}).state() != "" {
+				_ = syscall.Kill(h.pid, syscall.SIGKILL)
+			}
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		})
 	})
-	h := &hostProc{cmd: cmd, pid: cmd.Process.Pid, args: strings.Join(argv, " ")}
 	if argv[0] == helperBin {
 		deadline := time.Now().Add(10 * time.Second)
 		for !strings.Contains(out.String(), "\n") && time.Now().Before(deadline) {

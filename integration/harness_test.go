@@ -157,6 +157,8 @@ type box struct {
 	secrets map[string]string
 	// userHome: the home is a user's own (see userHome).
 	userHome bool
+	// ctr, when set, is the container cordon runs in (b.cordon, b.start).
+	ctr *dockerLike
 }
 
 type boxOpt func(*boxConfig)
@@ -435,6 +437,9 @@ func (b *box) cordon(s runSpec, cli ...string) result {
 	cmd := b.command(ctx, s, cli...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, &stdout, &stderr
+	if b.ctr != nil {
+		b.ctr.wrap(cmd, b.c)
+	}
 	err := runLocked(cmd)
 	r := result{stdout: stdout.String(), stderr: stderr.String()}
 	if ctx.Err() != nil {
@@ -499,6 +504,9 @@ func (b *box) start(s runSpec) *running {
 	cmd := b.command(ctx, s, runArgs(s)...)
 	r := &running{t: b.t, cmd: cmd, cancel: cancel, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdin, r.stdout, r.stderr
+	if b.ctr != nil {
+		b.ctr.wrap(cmd, b.c)
+	}
 	waited, err := startLocked(cmd)
 	if err != nil {
 		cancel()

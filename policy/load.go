@@ -264,6 +264,9 @@ func (in *inputs) load() (*Policy, error) {
 		m.apply(l)
 	}
 	m.finish(layers)
+	if err := m.credentials(); err != nil {
+		return nil, err
+	}
 	p.Report = rep
 
 	// What Claude Code runs on the host by itself, named by its settings

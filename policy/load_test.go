@@ -565,41 +565,6 @@ func TestRuleEscapes(t *testing.T) {
 	}
 }
 
-// TestCredentials: sandbox-runtime's credentials block (and Claude Code's
-// sandbox.credentials) hides the files and drops the variables it names;
-// a masked one is denied, which cordon says. The block refused the file.
-func TestCredentials(t *testing.T) {
-	srt := `{"network": {"allowedDomains": [], "deniedDomains": []}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []},
-		"credentials": {"files": [{"path": "~/.aws/credentials", "mode": "deny"}, {"path": "/etc/tok", "mode": "mask", "extract": "t=(\\S+)"}],
-		"envVars": [{"name": "GH_TOKEN", "mode": "deny"}, {"name": "NPM_TOKEN", "mode": "mask", "injectHosts": ["registry.npmjs.org"]}], "awsPairs": []}}`
-	claude := `{"sandbox": {"credentials": {"files": [{"path": "~/.config/gh/hosts.yml", "mode": "deny"}], "envVars": [{"name": "MY_KEY", "mode": "deny"}]}}}`
-	fsys := fstest.MapFS{
-		"home/u/.srt-settings.json":    {Data: []byte(srt)},
-		"home/u/.claude/settings.json": {Data: []byte(claude)},
-	}
-	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"/home/u/.aws/credentials", "/etc/tok", "/home/u/.config/gh/hosts.yml"} {
-		if !slices.Contains(p.Filesystem.DenyRead, want) {
-			t.Errorf("denyRead %v lacks %s", p.Filesystem.DenyRead, want)
-		}
-	}
-	for _, want := range []string{"GH_TOKEN", "NPM_TOKEN", "MY_KEY"} {
-		if !slices.Contains(p.Env.Deny, want) {
-			t.Errorf("env deny %v lacks %s", p.Env.Deny, want)
-		}
-	}
-	var ignored []string
-	for _, ig := range p.Report.Ignored {
-		ignored = append(ignored, ig.Key)
-	}
-	if diff := cmp.Diff([]string{"credentials mode mask", "credentials mode mask", "credentials.awsPairs"}, ignored); diff != "" {
-		t.Errorf("ignored (-want +got):\n%s", diff)
-	}
-}
-
 // TestDenyAllDomains: sandbox-runtime's deniedDomains ["*"] (and a deny
 // rule WebFetch(domain:*)) leaves sandboxed commands no host; it refused
 // the file.

@@ -64,6 +64,7 @@ type merger struct {
 	// rulePaths maps a settings file and a file tool's rule in it to the
 	// rule's path pattern.
 	rulePaths map[string]string
+	creds     credMerge
 }
 
 // denyAllDomainsKey holds the WebFetch(domain:*) deny rules.
@@ -91,6 +92,7 @@ func (m *merger) untrusted(l *layer) {
 		m.ignored("cordon.env.set."+k, v.V, v.Src, untrustedReason)
 	}
 	l.envSet = nil
+	m.untrustedCredentials(l)
 	m.dropIgnoreViolations(l, untrustedReason)
 	if l.askCommand != nil {
 		m.ignored("cordon.askCommand", l.askCommand.V, l.askCommand.Src, untrustedReason)
@@ -496,6 +498,7 @@ func (m *merger) apply(l *layer) {
 		key, reason, _ := strings.Cut(ig.V, ": ")
 		m.ignored(key, ig.Rule, ig.Src, reason)
 	}
+	m.creds.apply(l)
 }
 
 // finish applies the managed locks and fills the Policy and the Report.
@@ -538,6 +541,7 @@ func (m *merger) finish(layers []*layer) {
 
 	m.managedDenyRead()
 	m.workspaceLocks(layers)
+	m.maskedFiles()
 
 	values := func(key string) []string {
 		var out []string

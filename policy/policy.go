@@ -85,6 +85,8 @@ type Policy struct {
 	Network    Network
 	Env        Env
 	Limits     Limits
+	// Credentials are the secrets the command sees only as fakes.
+	Credentials Credentials
 
 	Sandbox     Sandbox
 	Permissions Permissions

@@ -111,6 +111,8 @@ type layer struct {
 	// denyAllDomains are the WebFetch(domain:*) deny rules: no host for
 	// sandboxed commands.
 	denyAllDomains []entry
+	// creds is the credentials block.
+	creds credLayer
 }
 
 // decoder reads one settings file's JSON tree into a layer.
@@ -671,88 +673,6 @@ func (d *decoder) filesystem(n *node, path string) error {
 			}
 		}
 		return err
-	})
-}
-
-// credentials reads sandbox-runtime's (and Claude Code's
-// sandbox.credentials) credential block: files and environment variables
-// to keep from the command. cordon cannot mask (show a placeholder the
-// proxy swaps for the real value): a "mask" entry is denied instead,
-// which protects the credential as much and breaks the command's use of
-// it.
-func (d *decoder) credentials(n *node, path string) error {
-	o, err := d.object(n, path, true)
-	if err != nil {
-		return err
-	}
-	l := d.l
-	masked := func(mode string, src Source, what string) {
-		if mode != "deny" {
-			l.ignored = append(l.ignored, entry{V: path + " mode " + mode + ": cordon cannot mask " + what + "; it is denied instead", Src: src})
-		}
-	}
-	each := func(v *node, name string, fn func(o *object) error) error {
-		if v.kind != kindArray {
-			return d.errAt(v.pos, "%s must be an array of objects, not %s", name, v.kind)
-		}
-		for _, it := range v.items {
-			o, err := d.object(it, name+"[]", false)
-			if err != nil {
-				return err
-			}
-			if err := fn(o); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return o.each([]string{"files", "envVars", "allowPlaintextInject", "awsPairs", "sigv4"}, func(key string, v *node) error {
-		name := path + "." + key
-		switch key {
-		case "files":
-			return each(v, name, func(o *object) error {
-				target, mode := o.member("path"), o.member("mode")
-				if target == nil || mode == nil {
-					return d.errAt(o.n.pos, "%s[] needs a path and a mode", name)
-				}
-				md, err := d.str(mode, name+"[].mode")
-				if err != nil {
-					return err
-				}
-				arr := &node{kind: kindArray, pos: target.pos, items: []*node{target}}
-				es, err := d.paths(arr, name+"[].path")
-				if err != nil {
-					return err
-				}
-				l.denyRead = append(l.denyRead, es...)
-				masked(md.V, md.Src, es[0].V)
-				return nil
-			})
-		case "envVars":
-			return each(v, name, func(o *object) error {
-				varName, mode := o.member("name"), o.member("mode")
-				if varName == nil || mode == nil {
-					return d.errAt(o.n.pos, "%s[] needs a name and a mode", name)
-				}
-				md, err := d.str(mode, name+"[].mode")
-				if err != nil {
-					return err
-				}
-				vn, err := d.str(varName, name+"[].name")
-				if err != nil {
-					return err
-				}
-				if !validEnvName(vn.V) {
-					return d.errAt(varName.pos, "%s[].name: %q is not a variable name", name, vn.V)
-				}
-				l.envDeny = append(l.envDeny, entry{V: vn.V, Src: vn.Src})
-				masked(md.V, md.Src, vn.V)
-				return nil
-			})
-		default:
-			l.ignored = append(l.ignored, entry{V: name + ": cordon does not mask credentials", Src: d.src(v.pos)})
-		}
-		return nil
 	})
 }
 

@@ -18,6 +18,7 @@ func FuzzSettings(f *testing.F) {
 		`{"permissions": {"allow": ["mcp__github__*", "*", "bash(ls)", "WebFetch(domain:*)"], "deny": ["mcp__*", "WebFetch(domain:*)", "Bash(a\\(b\\))"]}}`,
 		`{"network": {"allowedDomains": ["*.github.com:443"]}, "filesystem": {"denyRead": [{"path": "/a[b]", "literal": true}]}}`,
 		`{"cordon": {"limits": {"memory": "1.5G", "timeout": "90s"}, "env": {"set": {"A": "b"}}}}`,
+		`{"network": {"allowedDomains": ["github.com"]}, "credentials": {"envVars": [{"name": "GH_TOKEN", "mode": "mask", "injectHosts": ["github.com"]}, {"name": "J", "mode": "mask", "decode": "jwt", "maskClaims": ["s"]}], "files": [{"path": "~/.netrc", "mode": "mask", "extract": "password (\\S+)", "maskDuplicates": true, "onExtractNoMatch": "error"}], "awsPairs": [{"accessKeyIdVar": "A", "secretAccessKeyVar": "B"}], "sigv4": {"streaming": "passthrough"}, "allowPlaintextInject": true}}`,
 		`{"a": [1, 2.5e3, -0, true, null, "\u00e9\ud83d\ude00"]}`,
 		`{"x": "\ud800"}`, `[]`, `{`, `{"a":1,}`, `{"a" 1}`, "\xef\xbb\xbf{}",
 	} {

@@ -20,10 +20,13 @@ var allowed = map[string][]string{
 	"spec":         {"policy", "mounts", "seccomp", "probe", "netproxy", "internal/paths"},
 	"mounts":       {"internal/dirent", "internal/paths", "internal/gitconfig", "internal/access"},
 	"seccomp":      {},
-	"netproxy":     {"policy"},
-	"probe":        {"internal/paths"},
-	"runtime":      {"spec", "seccomp", "netproxy", "probe", "internal/dirent", "internal/stack", "internal/paths", "internal/access"},
-	"darwin":       {"policy", "internal/paths", "internal/gitconfig"},
+	"netproxy":     {"policy", "netproxy/mask"},
+	// netproxy/mask: a run's masked secrets, their fakes and their
+	// substitution on the wire (a leaf under netproxy).
+	"netproxy/mask": {},
+	"probe":         {"internal/paths"},
+	"runtime":       {"spec", "seccomp", "netproxy", "probe", "internal/dirent", "internal/stack", "internal/paths", "internal/access"},
+	"darwin":        {"policy", "internal/paths", "internal/gitconfig"},
 	// serve: cordon serve's daemon, its pool and its protocol (not in
 	// DESIGN.md's table yet; added with issue 11).
 	"serve": {"runtime"},

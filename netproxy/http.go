@@ -300,6 +300,12 @@ func (cc *clientConn) fail(req *http.Request, bodyRead bool, d Decision, err err
 
 // connect dials the destination, then answers 200 and relays bytes.
 func (p *Proxy) connect(cc *clientConn, req *http.Request, d Decision) bool {
+	if p.terminates(d) {
+		if _, err := io.WriteString(cc.c, "HTTP/1.1 200 Connection established\r\n\r\n"); err == nil {
+			p.terminate(cc.c, cc.br, d)
+		}
+		return false
+	}
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
 	upstream, err := p.dialDest(ctx, d)
 	cancel()

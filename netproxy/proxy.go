@@ -17,12 +17,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
+
+	"cordon.dev/cordon/netproxy/mask"
 )
 
 // Config is the policy and the plumbing of one Proxy.
@@ -64,6 +67,15 @@ type Config struct {
 	// Upstream, when set, is the proxy allowed destinations are reached
 	// through (see upstream.go); nil: directly.
 	Upstream *Upstream
+	// Mask holds the run's masked secrets: a tunnel to a host one of
+	// them may go to is terminated with CA's certificates, and its
+	// requests get the real values (terminate.go). Both nil: every
+	// tunnel is opaque.
+	Mask *mask.Set
+	CA   *CA
+	// RootCAs verify the servers of terminated tunnels (nil: this host's
+	// roots).
+	RootCAs *x509.CertPool
 }
 
 // Proxy serves one run: every connection accepted on a listener given to

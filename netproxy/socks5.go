@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -165,6 +166,12 @@ func (p *Proxy) serveSOCKS(c net.Conn) {
 			rep = repHostUnreachable
 		}
 		c.Write(reply(rep))
+		return
+	}
+	if p.terminates(d) {
+		if _, err := c.Write(reply(repSucceeded)); err == nil {
+			p.terminate(c, bufio.NewReader(c), d)
+		}
 		return
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)

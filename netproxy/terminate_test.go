@@ -1,0 +1,156 @@
+package netproxy
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cordon.dev/cordon/netproxy/mask"
+)
+
+// tlsOrigin is an HTTPS server with a CA of its own (not cordon's), as
+// api.example.com and other.example.com; it records the requests it got.
+type tlsOrigin struct {
+	*httptest.Server
+	mu   sync.Mutex
+	got  []*http.Request
+	body []string
+}
+
+func newTLSOrigin(t *testing.T) *tlsOrigin {
+	o := &tlsOrigin{}
+	o.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		o.mu.Lock()
+		o.got = append(o.got, r)
+		o.body = append(o.body, string(b))
+		o.mu.Unlock()
+		io.WriteString(w, "hello "+r.Host)
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *tlsOrigin) last() (*http.Request, string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.got[len(o.got)-1], o.body[len(o.body)-1]
+}
+
+// TestTerminate: a tunnel to a masked secret's host is terminated with
+// the run's CA and its requests carry the real value; a tunnel to any
+// other host stays opaque (the client sees the server's own certificate)
+// and carries the fake; the upstream's certificate is verified.
+func TestTerminate(t *testing.T) {
+	origin := newTLSOrigin(t)
+	port := origin.Listener.Addr().(interface{ String() string }).String()
+	port = port[strings.LastIndex(port, ":")+1:]
+	ca, err := NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := mask.New(mask.SigV4Policy{})
+	var events []mask.Event
+	var mu sync.Mutex
+	set.OnEvent = func(e mask.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	real := "ghp_" + strings.Repeat("r", 36)
+	fake, err := set.Mask(mask.Rule{Name: "env GH_TOKEN", Hosts: func(h string) bool { return h == "api.example.com" }}, real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(origin.Certificate())
+	res := StaticResolver{"api.example.com": addrs("127.0.0.1"), "other.example.com": addrs("127.0.0.1")}
+	r := newRig(t, Config{AllowedDomains: []string{"api.example.com", "other.example.com", "127.0.0.1"}, Mask: set, CA: ca, RootCAs: roots}, res)
+
+	// The sandbox trusts cordon's CA and the host's roots (here the
+	// origin's own CA).
+	trust := x509.NewCertPool()
+	trust.AppendCertsFromPEM(ca.CertPEM())
+	trust.AddCert(origin.Certificate())
+	client := func(proxyAddr string) *http.Client {
+		u := &url.URL{Scheme: "http", Host: proxyAddr}
+		if proxyAddr == r.socks {
+			u.Scheme = "socks5h"
+		}
+		return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: trust}}, Timeout: 10 * time.Second}
+	}
+	for _, via := range []string{r.http, r.socks} {
+		c := client(via)
+		req, _ := http.NewRequest("POST", "https://api.example.com:"+port+"/v1?key="+fake, strings.NewReader(`{"token":"`+fake+`"}`))
+		req.Header.Set("Authorization", "Bearer "+fake)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != "hello api.example.com:"+port {
+			t.Fatalf("via %s: %d %q", via, resp.StatusCode, b)
+		}
+		if issuer := resp.TLS.PeerCertificates[0].Issuer.CommonName; issuer != "cordon ephemeral CA" {
+			t.Errorf("api.example.com's certificate issued by %q, want cordon's CA", issuer)
+		}
+		got, body := origin.last()
+		if got.Header.Get("Authorization") != "Bearer "+real || body != `{"token":"`+real+`"}` || got.URL.Query().Get("key") != real {
+			t.Errorf("api.example.com got %v %q %q, want the real value", got.Header, body, got.URL.RawQuery)
+		}
+
+		// another host: opaque, the fake goes out as it is
+		req, _ = http.NewRequest("GET", "https://other.example.com:"+port+"/", nil)
+		req.Header.Set("Authorization", "Bearer "+fake)
+		resp, err = c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if issuer := resp.TLS.PeerCertificates[0].Issuer; issuer.CommonName == "cordon ephemeral CA" {
+			t.Errorf("other.example.com was terminated")
+		}
+		if got, _ := origin.last(); got.Header.Get("Authorization") != "Bearer "+fake {
+			t.Errorf("other.example.com got %q, want the fake", got.Header.Get("Authorization"))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 2 || events[0] != (mask.Event{Host: "api.example.com", Name: "env GH_TOKEN", Substituted: true}) {
+		t.Errorf("events %+v, want one substitution per request", events)
+	}
+}
+
+// TestTerminateUnverified: an upstream whose certificate the host's roots
+// do not verify gets no request, and so no secret.
+func TestTerminateUnverified(t *testing.T) {
+	origin := newTLSOrigin(t)
+	addr := origin.Listener.Addr().String()
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	ca, _ := NewCA()
+	set := mask.New(mask.SigV4Policy{})
+	fake, _ := set.Mask(mask.Rule{Name: "env T", Hosts: func(h string) bool { return h == "api.example.com" }}, "real-secret-value-0123456789")
+	r := newRig(t, Config{AllowedDomains: []string{"api.example.com", "127.0.0.1"}, Mask: set, CA: ca, RootCAs: x509.NewCertPool()}, StaticResolver{"api.example.com": addrs("127.0.0.1")})
+	trust := x509.NewCertPool()
+	trust.AppendCertsFromPEM(ca.CertPEM())
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: r.http}), TLSClientConfig: &tls.Config{RootCAs: trust}}, Timeout: 10 * time.Second}
+	req, _ := http.NewRequest("GET", "https://api.example.com:"+port+"/", nil)
+	req.Header.Set("Authorization", "Bearer "+fake)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+	origin.mu.Lock()
+	defer origin.mu.Unlock()
+	if len(origin.got) != 0 {
+		t.Errorf("the unverified server got %d requests", len(origin.got))
+	}
+}

@@ -120,6 +120,10 @@ type netSeen struct {
 	SNI    string `json:"sni,omitempty"`
 	Path   string `json:"path,omitempty"`
 	Data   string `json:"data,omitempty"`
+	// Auth is an HTTP request's Authorization, Body the start of its
+	// body (the masked credentials' tests judge by them).
+	Auth string `json:"auth,omitempty"`
+	Body string `json:"body,omitempty"`
 }
 
 func (s netSeen) has(token string) bool {
@@ -153,7 +157,11 @@ func netServe(dir, backend string) int {
 	}
 	handler := func(via string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s := netSeen{Via: via, Remote: r.RemoteAddr, Method: r.Method, Host: r.Host, Path: r.URL.RequestURI()}
+			s := netSeen{Via: via, Remote: r.RemoteAddr, Method: r.Method, Host: r.Host, Path: r.URL.RequestURI(), Auth: r.Header.Get("Authorization")}
+			if !strings.Contains(r.URL.Path, "git/") {
+				b, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+				s.Body = string(b)
+			}
 			if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 				s.Local = a.String()
 			}
@@ -161,6 +169,21 @@ func netServe(dir, backend string) int {
 				s.SNI = r.TLS.ServerName
 			}
 			record(s)
+			if rest, ok := strings.CutPrefix(r.URL.Path, "/auth-git/"); ok {
+				// git over HTTPS with a token, as a forge serves it: Basic
+				// credentials whose password is DIR/git-password
+				want, _ := os.ReadFile(filepath.Join(dir, "git-password"))
+				if _, pw, ok := r.BasicAuth(); !ok || len(want) == 0 || pw != string(want) {
+					w.Header().Set("WWW-Authenticate", `Basic realm="cordon-test"`)
+					http.Error(w, "bad credentials", http.StatusUnauthorized)
+					return
+				}
+				token, _, _ := strings.Cut(rest, "/")
+				h := &cgi.Handler{Path: backend, Root: "/auth-git/" + token,
+					Env: []string{"GIT_PROJECT_ROOT=" + filepath.Join(dir, "git"), "GIT_HTTP_EXPORT_ALL=1"}}
+				h.ServeHTTP(w, r)
+				return
+			}
 			if rest, ok := strings.CutPrefix(r.URL.Path, "/git/"); ok {
 				token, _, _ := strings.Cut(rest, "/")
 				h := &cgi.Handler{Path: backend, Root: "/git/" + token,

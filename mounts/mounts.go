@@ -46,6 +46,10 @@ func (a Access) String() string {
 type Rule struct {
 	Path   string // absolute
 	Access Access
+	// Source, for a ReadOnly rule on a file, is the host file the
+	// sandbox sees at Path instead of the file there (a masked
+	// credential's fake); empty: the file itself.
+	Source string `json:",omitempty"`
 }
 
 // Layout is the input of Plan.
@@ -150,10 +154,15 @@ func Plan(l Layout) (Result, error) {
 				Options: []string{"rbind", "nosuid", "nodev", "rprivate"},
 			}, catWrite})
 		case ReadOnly:
-			list = append(list, planned{specs.Mount{
+			m := specs.Mount{
 				Destination: r.Path, Type: "bind", Source: r.Path,
 				Options: []string{"rbind", "rro", "nosuid", "nodev", "rprivate"},
-			}, catReadOnly})
+			}
+			if r.Source != "" {
+				m.Source = r.Source
+				m.Options = []string{"bind", "ro", "nosuid", "nodev", "noexec", "rprivate"}
+			}
+			list = append(list, planned{m, catReadOnly})
 		case Deny:
 			if replaced[strings.Split(r.Path, "/")[1]] && !boundIn(resolved, r.Path) {
 				// The host's /tmp (or /proc, ...) is not in the sandbox:
@@ -305,10 +314,18 @@ func resolveRules(fsys fs.FS, rules []Rule) ([]resolvedRule, []Rule, error) {
 		if real == "/" {
 			return nil, nil, fmt.Errorf("rule on %q: the root itself cannot be remounted", r.Path)
 		}
-		rr := resolvedRule{Rule: Rule{Path: real, Access: r.Access}, dir: fi.IsDir()}
+		if r.Source != "" && (r.Access != ReadOnly || fi.IsDir()) {
+			return nil, nil, fmt.Errorf("rule on %q: only a read-only rule on a file may take another source", r.Path)
+		}
+		rr := resolvedRule{Rule: Rule{Path: real, Access: r.Access, Source: r.Source}, dir: fi.IsDir()}
 		if i, ok := index[real]; ok {
 			if r.Access < out[i].Access {
 				out[i].Access = r.Access
+			}
+			if r.Source != "" || out[i].Source != "" {
+				// a stand-in file must not take another rule's place,
+				// nor lose its own
+				return nil, nil, fmt.Errorf("rule on %q: another rule names the file bound in its place", r.Path)
 			}
 			continue
 		}

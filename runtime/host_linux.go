@@ -91,7 +91,7 @@ func ensureStateDir(root string) error {
 
 // ensureRootfs creates the sandbox's root, shared by every sandbox of the
 // state directory: the mountpoints of the host's top-level directories
-// and files and of cordon's own binary, made here once rather than by
+// and files, of cordon's own binary and of the trust bundle, made here once rather than by
 // libcontainer in each run (concurrent runs would race to create a file
 // mountpoint), and copies of the host's top-level symlinks (/bin ->
 // usr/bin) so the view inside matches the host.
@@ -103,8 +103,10 @@ func ensureRootfs(dir string) error {
 	if err := os.Mkdir(initDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("sandbox root: %w", err)
 	}
-	if err := ensureFile(filepath.Join(dir, spec.InitPath)); err != nil {
-		return fmt.Errorf("sandbox root: %w", err)
+	for _, f := range []string{spec.InitPath, spec.TrustBundlePath} {
+		if err := ensureFile(filepath.Join(dir, f)); err != nil {
+			return fmt.Errorf("sandbox root: %w", err)
+		}
 	}
 	entries, err := os.ReadDir("/")
 	if err != nil {

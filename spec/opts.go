@@ -47,6 +47,7 @@ func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
 			// The host's /tmp is not the command's to write.
 			env = append(withoutNames(env, []string{"TMPDIR="}), "TMPDIR="+PrivateTmp(req.Host.State, req.ID))
 		}
+		env = withMasked(env, p, req.Masked)
 		if !hasName(env, "PATH") {
 			env = append(env, defaultPath)
 		}
@@ -83,6 +84,33 @@ func WithProcess(p *policy.Policy, req Request, seccomp bool) Opt {
 		}
 		return nil
 	}
+}
+
+// withMasked takes every masked variable's real value out of env (an
+// env.allow must not let it through) and puts in its fake, and points
+// the TLS clients at the trust bundle when TLS is terminated.
+func withMasked(env []string, p *policy.Policy, m Masked) []string {
+	var names []string
+	for _, c := range p.Credentials.Masked {
+		if c.Env != "" {
+			names = append(names, c.Env+"=")
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+		names = append(names, k+"=")
+	}
+	env = withoutNames(env, names)
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+		env = append(env, k+"="+m.Env[k])
+	}
+	if m.TrustBundle != "" {
+		var vars []string
+		for _, v := range TrustVars {
+			vars = append(vars, v+"="+TrustBundlePath)
+		}
+		env = append(withoutNames(env, vars), vars...)
+	}
+	return env
 }
 
 // withoutSecrets drops the variables whose value is a URL carrying a

@@ -288,6 +288,14 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// a denyRead it covers is dropped), writable again where a writable
 	// root and no denyWrite cover it.
 	var denied, reopened []string
+	// A masked credential's fake is bound over it: its own deny goes (the
+	// policy keeps one for when there is no fake), and what is above it
+	// stays hidden.
+	for _, f := range req.Masked.Files {
+		denyRead = slices.DeleteFunc(denyRead, func(d string) bool { return d == f.Path })
+		rules = append(rules, mounts.Rule{Path: f.Path, Access: mounts.ReadOnly, Source: f.Fake})
+		reopened = append(reopened, f.Path)
+	}
 	for _, d := range denyRead {
 		if covered(d, allowRead) {
 			continue
@@ -332,6 +340,12 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 			Options: []string{"bind", "ro", "nosuid", "nodev"},
 		})
 	}
+	if b := req.Masked.TrustBundle; b != "" {
+		extra = append(extra, specs.Mount{
+			Destination: TrustBundlePath, Type: "bind", Source: b,
+			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"},
+		})
+	}
 	if req.Host.State != "" {
 		rules = append(rules, mounts.Rule{Path: req.Host.State, Access: mounts.Deny})
 		denied = append(denied, req.Host.State)
@@ -356,6 +370,9 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// cordon's own binary, for the tools it offers inside (it exists only
 	// in the sandbox, so no host directory's rule covers it).
 	pl.landlock = append(pl.landlock, LandlockRule{Path: InitPath, Access: "r"})
+	if req.Masked.TrustBundle != "" {
+		pl.landlock = append(pl.landlock, LandlockRule{Path: TrustBundlePath, Access: "r"})
+	}
 
 	res, err := mounts.Plan(mounts.Layout{
 		FS:       fsys,

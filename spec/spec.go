@@ -92,6 +92,40 @@ type Request struct {
 	// Debug, when set, is told what the plan left out and why, one
 	// message at a time (cordon run --debug).
 	Debug func(msg string)
+	// Masked are the fakes of the policy's masked credentials, made when
+	// the run starts (see Masked).
+	Masked Masked
+}
+
+// Masked is what the command sees of the masked credentials: fake
+// values in place of the real ones, which stay on the host.
+type Masked struct {
+	// Env maps a masked variable to the value the command gets. A masked
+	// variable it does not name is not passed in at all.
+	Env map[string]string
+	// Files are fake files bound read-only over the real ones.
+	Files []MaskedFile
+	// TrustBundle is a host file of the certificates the command trusts
+	// while cordon terminates TLS (its CA and the host's roots), bound at
+	// TrustBundlePath and named by the variables TLS clients read; empty
+	// when no TLS is terminated.
+	TrustBundle string
+}
+
+// MaskedFile is a fake (a host file) bound over Path.
+type MaskedFile struct {
+	Path, Fake string
+}
+
+// TrustBundlePath is where the trust bundle is inside the sandbox.
+const TrustBundlePath = "/.cordon/trust.pem"
+
+// TrustVars are the variables that point TLS clients at a CA bundle:
+// OpenSSL and Go (SSL_CERT_FILE), Node, Python's requests and pip, curl,
+// git, the AWS CLI and SDKs, cargo, Deno, gcloud, and Nix's builds.
+var TrustVars = []string{
+	"SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+	"AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "PIP_CERT", "DENO_CERT", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "NIX_SSL_CERT_FILE",
 }
 
 // debugf tells Debug, when set.

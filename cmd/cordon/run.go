@@ -68,6 +68,7 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer sb.close()
 			if sb.policy.Serve && id == "" {
 				// The next run finds it (cordon serve).
 				startServe()
@@ -131,7 +132,7 @@ func runOptions(cmd *cli.Command, sb *sandbox, rep *runReport, stdin, stdout, er
 		Stderr:      errOut,
 		Meta:        runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
 		Notify:      rep.note,
-		Proxy:       proxyConfig(sb.policy),
+		Proxy:       sb.proxyConfig(os.Stderr),
 		Timeout:     sb.policy.Limits.Timeout,
 		OutputLimit: sb.policy.Limits.OutputLimit,
 		Ignore:      runtime.Ignore(sb.policy.Sandbox.IgnoreViolations),
@@ -141,6 +142,16 @@ func runOptions(cmd *cli.Command, sb *sandbox, rep *runReport, stdin, stdout, er
 			}
 		},
 	}
+}
+
+// proxyConfig is the network proxy of the run, nil when the policy
+// allows no network at all; the ask command, if any, talks on stderr.
+func (sb *sandbox) proxyConfig(stderr io.Writer) *netproxy.Config {
+	cfg := proxyConfigTo(sb.policy, stderr)
+	if cfg != nil && sb.mask != nil {
+		cfg.Mask, cfg.CA = sb.mask.set, sb.mask.ca
+	}
+	return cfg
 }
 
 // proxyConfig is the network proxy of a run under the policy, nil when the

@@ -179,7 +179,13 @@ type sandbox struct {
 	policy *policy.Policy
 	req    spec.Request
 	spec   *specs.Spec
+	// mask are the masked credentials, nil when there are none; close
+	// removes their fakes once the run is over.
+	mask *masking
 }
+
+// close removes what the run's compilation left on the host.
+func (sb *sandbox) close() { sb.mask.close() }
 
 // compile loads the policy and compiles the command line into a spec.
 func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
@@ -243,14 +249,28 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 		return nil, err
 	}
 	req.Mode, req.HostProc = m.mode, m.hostProc
+	var mk *masking
+	if m.mode == spec.ModeFull {
+		if mk, err = maskCredentials(pol, inv.env, host.State, id, inv.stderr); err != nil {
+			return nil, err
+		}
+	} else if len(pol.Credentials.Masked) > 0 {
+		// No mount namespace to bind a fake in: the policy's deny of
+		// each masked secret stands.
+		fmt.Fprintf(inv.stderr, "cordon: warning: the %s mode cannot mask credentials; the masked ones are hidden from the command instead\n", m.mode)
+	}
+	if mk != nil {
+		req.Masked = mk.spec
+	}
 	s, err := spec.Compile(pol, req, pr)
 	if err != nil {
+		mk.close()
 		return nil, err
 	}
 	if lost := unenforcedLimits(s); len(lost) > 0 && firstWarning(pr, lost) {
 		fmt.Fprintf(inv.stderr, "cordon: warning: %s (said once per boot; cordon doctor shows why)\n", strings.Join(lost, "; "))
 	}
-	return &sandbox{policy: pol, req: req, spec: s}, nil
+	return &sandbox{policy: pol, req: req, spec: s, mask: mk}, nil
 }
 
 // mode is how a run is confined on this machine (see machine).

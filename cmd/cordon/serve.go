@@ -222,6 +222,12 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 	if err != nil {
 		return nil, err
 	}
+	if sb.mask != nil {
+		// A masked credential's fakes are the run's own: a sandbox
+		// made ahead has none.
+		sb.close()
+		return nil, &serve.Declined{Reason: "masked credentials"}
+	}
 	if !sb.policy.Serve {
 		// Settings changed since the daemon started: the command's own
 		// settings decide, for every command.

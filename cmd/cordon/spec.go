@@ -19,6 +19,7 @@ func specCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer sb.close()
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "\t")
 			return enc.Encode(sb.spec)

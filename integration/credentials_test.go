@@ -1,0 +1,145 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Masked credentials end to end (issue 25): real clients in the sandbox
+// hold fakes of a token (an environment variable) and of two credential
+// files, and use them against the HTTPS server of the test network, which
+// has a CA of its own that cordon's proxy verifies. Judged by what the
+// server received: the real value for the credential's host, the fake for
+// any other; and by what the sandbox can read: never the real value.
+func TestMaskedCredentials(t *testing.T) {
+	t.Parallel()
+	requires(t, netNeedRoot, needTool("ip"), needTool("curl"), needTool("git"), needTool("python3"))
+	f := newNetFixture(t)
+	// What cordon's proxy verifies the server against, and what the
+	// sandbox trusts beside cordon's CA: the host's roots and the test
+	// network's CA, as a host with a company CA has them.
+	roots := filepath.Join(f.dir, "roots.pem")
+	sys, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	ca, err := os.ReadFile(f.ca)
+	must(t, err)
+	must(t, os.WriteFile(roots, append(sys, ca...), 0o644))
+
+	// the token, which the git server takes as its password
+	real := "ghp_" + randomHex(18)
+	must(t, os.WriteFile(filepath.Join(f.dir, "git-password"), []byte(real), 0o644))
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		settings := filepath.Join(b.dir, "settings.json")
+		must(t, os.WriteFile(settings, []byte(`{
+  "sandbox": {
+    "credentials": {
+      "envVars": [{"name": "GH_TOKEN", "mode": "mask", "injectHosts": ["allowed.cordon-test"]}],
+      "files": [
+        {"path": "~/.netrc", "mode": "mask", "extract": "password (\\S+)"},
+        {"path": "~/.aws/credentials", "mode": "mask", "extract": "aws_secret_access_key = (\\S+)", "injectHosts": ["allowed.cordon-test"]}
+      ]
+    }
+  }
+}`), 0o644))
+		flags := append([]string{"--settings", settings}, netPolicy...)
+		netrcReal := "secret-netrc-" + b.token
+		awsReal := "secret-aws-" + b.token
+		run := func(t *testing.T, script string) result {
+			t.Helper()
+			r := b.runSpec(runSpec{flags: flags, env: []string{"GH_TOKEN=" + real, "SSL_CERT_FILE=" + roots}, args: []string{"sh", "-c", script}})
+			for _, secret := range []string{real, netrcReal, awsReal} {
+				if strings.Contains(r.stdout, secret) || strings.Contains(r.stderr, secret) {
+					t.Errorf("the real value %q was printed\n%s", secret, r)
+				}
+			}
+			return r
+		}
+		// seenOnce is the one request the server got with the token.
+		seenOnce := func(t *testing.T, token string) netSeen {
+			t.Helper()
+			seen := f.seen(t, token)
+			if len(seen) != 1 {
+				t.Fatalf("the server got %d requests with %s, want 1: %+v", len(seen), token, seen)
+			}
+			return seen[0]
+		}
+
+		t.Run("curl: the real value for its host, the fake elsewhere", func(t *testing.T) {
+			tok := "t" + randomHex(6)
+			r := run(t, fmt.Sprintf(`echo "fake=$GH_TOKEN"
+curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" https://allowed.cordon-test/%[1]s-own &&
+curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" https://sub.wild.cordon-test/%[1]s-other`, tok))
+			if r.code != 0 {
+				t.Fatalf("%s", r)
+			}
+			fake := strings.TrimPrefix(strings.Split(r.stdout, "\n")[0], "fake=")
+			if !strings.HasPrefix(fake, "ghp_") || len(fake) != len(real) || fake == real {
+				t.Errorf("the command's GH_TOKEN is %q, want a fake of the real one's form", fake)
+			}
+			if got := seenOnce(t, tok+"-own").Auth; got != "Bearer "+real {
+				t.Errorf("allowed.cordon-test got %q, want the real value", got)
+			}
+			if got := seenOnce(t, tok+"-other").Auth; got != "Bearer "+fake {
+				t.Errorf("sub.wild.cordon-test got %q, want the fake", got)
+			}
+		})
+		t.Run("git over HTTPS with the token", func(t *testing.T) {
+			tok := "t" + randomHex(6)
+			r := run(t, fmt.Sprintf(`git clone -q "https://x-access-token:$GH_TOKEN@allowed.cordon-test/auth-git/%s/repo.git" clone && cat clone/README`, tok))
+			if r.code != 0 || !strings.Contains(r.stdout, "served by the test network") {
+				t.Fatalf("%s", r)
+			}
+			for _, s := range f.seen(t, tok) {
+				if s.Auth != "" && s.Auth != "Basic "+base64.StdEncoding.EncodeToString([]byte("x-access-token:"+real)) {
+					t.Errorf("git sent %q", s.Auth)
+				}
+			}
+		})
+		t.Run("python urllib, a masked file's secret in the body", func(t *testing.T) {
+			tok := "t" + randomHex(6)
+			r := run(t, fmt.Sprintf(`python3 -c '
+import os, re, urllib.request
+pw = re.search(r"aws_secret_access_key = (\S+)", open(os.path.expanduser("~/.aws/credentials")).read()).group(1)
+req = urllib.request.Request("https://allowed.cordon-test/%s-py", data=("secret=" + pw).encode(), headers={"Authorization": "token " + os.environ["GH_TOKEN"]})
+print(urllib.request.urlopen(req, timeout=20).read().decode())'`, tok))
+			if r.code != 0 {
+				t.Fatalf("%s", r)
+			}
+			s := seenOnce(t, tok+"-py")
+			if s.Auth != "token "+real || s.Body != "secret="+awsReal {
+				t.Errorf("the server got %q and %q, want the real values", s.Auth, s.Body)
+			}
+		})
+		t.Run("never readable inside", func(t *testing.T) {
+			// The environment, the masked files (a fake bound over each,
+			// the rest of the file kept), /proc, and a core dump of a
+			// process that read them all.
+			r := run(t, `cat ~/.netrc ~/.aws/credentials; env; cat /proc/1/environ /proc/self/environ | tr '\0' '\n'
+python3 -c '
+import os, resource
+resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+held = [open(os.path.expanduser(p)).read() for p in ("~/.netrc", "~/.aws/credentials")] + [os.environ["GH_TOKEN"]]
+os.chdir(os.environ["PWD"])
+os.abort()' 2>/dev/null
+for c in core*; do test -f "$c" && echo "core: $c" && grep -a -c -e "` + netrcReal + `" -e "` + awsReal + `" -e "` + real + `" "$c"; done; true`)
+			if !strings.Contains(r.stdout, "machine example.com login me password ") || !strings.Contains(r.stdout, "[default]\naws_secret_access_key = ") {
+				t.Errorf("the masked files lost their form\n%s", r)
+			}
+			if !strings.Contains(r.stdout, "SSL_CERT_FILE=/.cordon/trust.pem") {
+				t.Errorf("the trust bundle is not named\n%s", r)
+			}
+			if pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern"); strings.HasPrefix(string(pattern), "core") && !strings.Contains(r.stdout, "core: ") {
+				t.Errorf("no core dump was written (core_pattern %q)\n%s", pattern, r)
+			}
+			if strings.Contains(r.stdout, "core: ") && !strings.Contains(r.stdout, "\n0\n") {
+				t.Errorf("a core dump holds a real value\n%s", r)
+			}
+		})
+	})
+}

@@ -127,7 +127,7 @@ resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_
 held = [open(os.path.expanduser(p)).read() for p in ("~/.netrc", "~/.aws/credentials")] + [os.environ["GH_TOKEN"]]
 os.chdir(os.environ["PWD"])
 os.abort()' 2>/dev/null
-for c in core*; do test -f "$c" && echo "core: $c" && grep -a -c -e "` + netrcReal + `" -e "` + awsReal + `" -e "` + real + `" "$c"; done; true`)
+for c in core*; do test -f "$c" && echo "core: $c" && grep -a -c -e "`+netrcReal+`" -e "`+awsReal+`" -e "`+real+`" "$c"; done; true`)
 			if !strings.Contains(r.stdout, "machine example.com login me password ") || !strings.Contains(r.stdout, "[default]\naws_secret_access_key = ") {
 				t.Errorf("the masked files lost their form\n%s", r)
 			}

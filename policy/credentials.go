@@ -56,7 +56,7 @@ type Credential struct {
 	// secret when the run starts: "deny" (the variable is unset, the file
 	// hidden; cordon's default), "warn" (left as the rest of the policy
 	// has it, with a warning) or "error" (nothing runs).
-	OnExtractNoMatch string `json:"onExtractNoMatch"`
+	OnExtractNoMatch string `json:"onExtractNoMatch,omitempty"`
 	// InjectHosts are the host patterns (no port) whose requests receive
 	// the real value: the entry's injectHosts, or every allowed domain.
 	InjectHosts []string `json:"injectHosts"`

@@ -118,9 +118,14 @@ func writeSettingsGolden(out *bytes.Buffer, pol *policy.Policy, s *specs.Spec) {
 			env = append(env, e)
 		}
 	}
+	var creds *policy.Credentials
+	if c := pol.Credentials; len(c.Masked) > 0 {
+		creds = &c
+	}
 	data, _ := json.MarshalIndent(struct {
 		Trusted     bool
 		Mode        string
+		Credentials *policy.Credentials `json:",omitempty"`
 		Report      *policy.Report
 		Sandbox     policy.Sandbox
 		Network     policy.Network
@@ -130,7 +135,7 @@ func writeSettingsGolden(out *bytes.Buffer, pol *policy.Policy, s *specs.Spec) {
 		Env         []string
 		Args        []string
 		Annotations map[string]string
-	}{pol.Trusted, pol.Mode.String(), pol.Report, pol.Sandbox, pol.Network, pol.Limits, pol.Permissions, ms, env, s.Process.Args, s.Annotations}, "", "  ")
+	}{pol.Trusted, pol.Mode.String(), creds, pol.Report, pol.Sandbox, pol.Network, pol.Limits, pol.Permissions, ms, env, s.Process.Args, s.Annotations}, "", "  ")
 	out.Write(data)
 	out.WriteByte('\n')
 }

@@ -185,6 +185,29 @@ func TestCompile(t *testing.T) {
 				return r
 			},
 		},
+		{
+			// a masked variable gets its fake (GITHUB_TOKEN, whose real
+			// value the caller has, too, though cordon.env.allow would let
+			// it through); ~/.netrc (denied by default) and
+			// ~/.aws/credentials (in the denied ~/.aws) get their fakes
+			// bound over them; the trust bundle and its variables
+			name: "masked",
+			pol: func(t *testing.T) *policy.Policy {
+				p := defaultPolicy(t, "/home/u/ws", "/home/u")
+				p.Env.Allow = append(p.Env.Allow, "GITHUB_TOKEN")
+				p.Credentials.Masked = []policy.Credential{{Env: "GITHUB_TOKEN"}, {File: "/home/u/.netrc"}, {File: "/home/u/.aws/credentials"}}
+				return p
+			},
+			req: func() Request {
+				r := request("true")
+				r.Masked = Masked{
+					Env:         map[string]string{"GITHUB_TOKEN": "fake-token"},
+					Files:       []MaskedFile{{"/home/u/.netrc", "/run/cordon/masked-run-test/0"}, {"/home/u/.aws/credentials", "/run/cordon/masked-run-test/1"}},
+					TrustBundle: "/run/cordon/masked-run-test/trust.pem",
+				}
+				return r
+			},
+		},
 	}
 	validate := schema(t)
 	for _, tc := range tests {

@@ -416,13 +416,13 @@ func TestProtectHooksPathNested(t *testing.T) {
 // sight, whatever it was.
 func TestProtectionDrop(t *testing.T) {
 	pr := Protection{
-		Rules: []Rule{{"/ws/a", ReadWrite}, {"/ws/secret/repo", ReadWrite}, {"/ws/secret/repo/.git/hooks", ReadOnly}},
+		Rules: []Rule{{Path: "/ws/a", Access: ReadWrite}, {Path: "/ws/secret/repo", Access: ReadWrite}, {Path: "/ws/secret/repo/.git/hooks", Access: ReadOnly}},
 		Roots: []string{"/ws/secret/wt"},
 		Scrub: []string{"/ws/secret/.mcp.json", "/ws/.mcp.json"},
 		Links: []Link{{Path: "/ws/secret/l", Target: "x"}},
 	}
 	pr.Drop(func(p string) bool { return p == "/ws/secret" || strings.HasPrefix(p, "/ws/secret/") })
-	want := Protection{Rules: []Rule{{"/ws/a", ReadWrite}}, Roots: []string{}, Scrub: []string{"/ws/.mcp.json"}, Links: []Link{}}
+	want := Protection{Rules: []Rule{{Path: "/ws/a", Access: ReadWrite}}, Roots: []string{}, Scrub: []string{"/ws/.mcp.json"}, Links: []Link{}}
 	if diff := cmp.Diff(want, pr); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -171,7 +171,8 @@ func underTmp(c *boxConfig) { c.underTmp = true }
 
 // userHome makes the home as useradd makes one (see makeUserHome), and
 // leaves the tools' caches in it: XDG_CACHE_HOME is not set, so go, pip
-// and cordon itself start from an empty ~/.cache.
+// and cordon itself start from an empty ~/.cache. With underTmp, the home
+// is not the workspace's sibling but outside /tmp.
 func userHome(c *boxConfig) { c.userHome = true }
 
 func newBox(t *testing.T, c *caller, opts ...boxOpt) *box {
@@ -199,6 +200,17 @@ func newBox(t *testing.T, c *caller, opts ...boxOpt) *box {
 		home:     filepath.Join(dir, "home"),
 		token:    randomHex(8),
 		userHome: cfg.userHome,
+	}
+	if cfg.userHome && cfg.underTmp {
+		// A user's home is never under /tmp, which the sandbox replaces:
+		// it stays outside, in a directory of its own.
+		hdir, err := os.MkdirTemp(wsRootOutside, name+"-home-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(hdir) })
+		must(t, os.Chmod(hdir, 0o755))
+		b.home = filepath.Join(hdir, "home")
 	}
 	b.secrets = map[string]string{
 		".ssh/id_ed25519":  "-----BEGIN OPENSSH PRIVATE KEY----- secret-ssh-" + b.token,
@@ -247,18 +259,24 @@ func (b *box) chown() {
 	if b.c.cred == nil {
 		return
 	}
-	err := filepath.Walk(b.dir, func(p string, _ os.FileInfo, err error) error {
-		if err == nil {
-			err = os.Lchown(p, b.c.uid, b.c.gid)
-		}
-		// Gone during the walk: a sandbox cordon serve destroys after
-		// its answer, in a state root inside the box.
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	})
-	must(b.t, err)
+	roots := []string{b.dir}
+	if h := filepath.Dir(b.home); h != b.dir {
+		roots = append(roots, h)
+	}
+	for _, root := range roots {
+		err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+			if err == nil {
+				err = os.Lchown(p, b.c.uid, b.c.gid)
+			}
+			// Gone during the walk: a sandbox cordon serve destroys after
+			// its answer, in a state root inside the box.
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		})
+		must(b.t, err)
+	}
 }
 
 func must(t testing.TB, err error) {

@@ -38,7 +38,8 @@ type ordinaryCase struct {
 	// setup makes the project the agent works in (sources, a repository
 	// with history, a lockfile, a repository next to the project), with
 	// bash -c in the project, as the caller, outside any sandbox; its
-	// HOME is a scratch one, so that the case's own stays untouched.
+	// HOME is a scratch one, so that the caches of the case's own stay
+	// empty, and $CASE_HOME is the case's.
 	setup string
 	// cmd is the command as the agent types it: bash -c CMD in the project.
 	cmd   string
@@ -110,11 +111,15 @@ printf 'PORT = 8080\nHOST = "127.0.0.1"\n' > src/app/settings.py
 git add -A
 git commit -qm "Add settings"
 `
-	// libRepo is a repository next to the project, outside it.
-	libRepo = `git init -q ../libfoo
-printf 'int foo(void) { return 42; }\n' > ../libfoo/foo.c
-git -C ../libfoo add -A
-git -C ../libfoo commit -qm "Initial libfoo"
+	// libRepo is a repository in the user's home, outside the project
+	// (which may lie under /tmp, where the sandbox shows only the
+	// project).
+	libRepo = `git init -q "$CASE_HOME/src/libfoo"
+cd "$CASE_HOME/src/libfoo"
+printf 'int foo(void) { return 42; }\n' > foo.c
+git add -A
+git commit -qm "Initial libfoo"
+cd - >/dev/null
 `
 )
 
@@ -151,6 +156,20 @@ EOF
 		cmd:   `node scripts/summarize.js data/users.json report.json && cat report.json`,
 		want:  []string{`{"count":3,"active":["ada","cy"]}`},
 		check: `grep -q '"count":3' report.json`},
+	{name: "node's test runner",
+		setup: `mkdir -p lib test
+printf 'export function slug(s) {\n  return s.trim().toLowerCase().split(/\\s+/).join("-");\n}\n' > lib/slug.mjs
+cat > test/slug.test.mjs <<'EOF'
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { slug } from '../lib/slug.mjs';
+
+test('slug joins words', () => assert.equal(slug(' Hello  Agent '), 'hello-agent'));
+test('slug of one word', () => assert.equal(slug('Word'), 'word'));
+EOF
+`,
+		cmd:  `node --test test/`,
+		want: []string{"# pass 2", "# fail 0"}},
 	{name: "a node dev server and a client",
 		setup: `cat > server.js <<'EOF'
 const http = require('http');
@@ -224,13 +243,22 @@ echo "# scratch" >> notes.txt
 		want:  []string{"patches/0001-Add-settings.patch", "Add settings"},
 		check: `test "$(git log -1 --format=%s replay)" = "Add settings"`},
 	{name: "git clone of a local repository outside the workspace", setup: libRepo,
-		cmd:   `git clone ../libfoo vendor/libfoo && git -C vendor/libfoo log --oneline`,
+		cmd:   `git clone ~/src/libfoo vendor/libfoo && git -C vendor/libfoo log --oneline`,
 		want:  []string{"Initial libfoo"},
 		check: `test -f vendor/libfoo/foo.c && git -C vendor/libfoo status --short`},
 	{name: "git worktree inside the workspace and a commit there", setup: gitProject,
 		cmd:   `git worktree add -b hotfix .worktrees/hotfix && cd .worktrees/hotfix && echo "PORT = 9090" >> src/app/settings.py && git commit -am "Hotfix the port" && git worktree list`,
 		want:  []string{"[hotfix]"},
 		check: `test "$(git log -1 --format=%s hotfix)" = "Hotfix the port"`},
+	{name: "a commit in a git worktree of a repository outside the project", setup: `git init -q ../repo
+printf 'print("hello")\n' > ../repo/app.py
+git -C ../repo add -A
+git -C ../repo commit -qm "Initial commit"
+git -C ../repo worktree add -q -b agent/task "$PWD"
+`,
+		cmd:   `echo 'print("bye")' >> app.py && git add -A && git commit -m "Say bye" && git log --oneline && git status --short --branch`,
+		want:  []string{"Say bye", "## agent/task"},
+		check: `test "$(git -C ../repo log -1 --format=%s agent/task)" = "Say bye"`},
 
 	// Builds.
 	{name: "make",
@@ -323,9 +351,10 @@ EOF
 		want:  []string{`"debug": true`},
 		check: `grep -q '"debug": true' config.json`},
 	{name: "a dev server and a client in one command", setup: `printf '<h1>dev</h1>\n' > index.html`,
-		cmd: `port=$((20000 + RANDOM % 20000))
-python3 -m http.server "$port" --bind 127.0.0.1 & server=$!
-for i in $(seq 100); do curl -fsS "http://127.0.0.1:$port/index.html" && break; sleep 0.1; done
+		cmd: `python3 -u -m http.server 0 --bind 127.0.0.1 > server.log 2>&1 & server=$!
+for i in $(seq 100); do grep -q "port" server.log && break; sleep 0.1; done
+port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' server.log)
+curl -fsS "http://127.0.0.1:$port/index.html"
 kill $server`,
 		want: []string{"<h1>dev</h1>"}},
 
@@ -450,11 +479,18 @@ func TestOrdinaryWork(t *testing.T) {
 	eachCaller(t, func(t *testing.T, c *caller) {
 		var tally ordinaryTally
 		t.Cleanup(func() { tally.report(t, c) })
-		for _, oc := range ordinaryCases {
+		for i, oc := range ordinaryCases {
 			t.Run(oc.name, func(t *testing.T) {
 				t.Parallel()
 				tally.ran()
-				if runOrdinary(t, c, oc, reg, false) && runOrdinary(t, c, oc, reg, true) {
+				// Every second case works in a project under /tmp (which
+				// the sandbox replaces with its own: the project is bound
+				// on top), the others under /var/tmp.
+				opts := []boxOpt{userHome}
+				if i%2 == 1 {
+					opts = append(opts, underTmp)
+				}
+				if runOrdinary(t, c, oc, reg, opts, false) && runOrdinary(t, c, oc, reg, opts, true) {
 					tally.succeeded()
 				}
 			})
@@ -493,7 +529,7 @@ func (ta *ordinaryTally) report(t *testing.T, c *caller) {
 // runOrdinary runs one case in a fresh project with a fresh home,
 // unsandboxed or under cordon, and reports whether it succeeded. An
 // unsandboxed failure is the case's own: it fails the test as broken.
-func runOrdinary(t *testing.T, c *caller, oc ordinaryCase, reg registries, sandboxed bool) bool {
+func runOrdinary(t *testing.T, c *caller, oc ordinaryCase, reg registries, opts []boxOpt, sandboxed bool) bool {
 	t.Helper()
 	how := "unsandboxed"
 	if sandboxed {
@@ -509,7 +545,8 @@ func runOrdinary(t *testing.T, c *caller, oc ordinaryCase, reg registries, sandb
 		return false
 	}
 
-	b := newBox(t, c, userHome)
+	b := newBox(t, c, opts...)
+	t.Logf("%s: the project is %s", how, b.ws)
 	tmp := filepath.Join(b.dir, "tmp")
 	must(t, os.Mkdir(tmp, 0o700))
 	setupHome := filepath.Join(b.dir, "setup-home")
@@ -522,7 +559,7 @@ func runOrdinary(t *testing.T, c *caller, oc ordinaryCase, reg registries, sandb
 	env := append([]string{"PATH=" + ordinaryPath(), "TMPDIR=" + tmp, "SHELL=/bin/bash"}, reg.env...)
 
 	if oc.setup != "" {
-		s := runSpec{args: []string{"bash", "-c", "set -e\n" + oc.setup}, env: append(slices.Clone(env), "HOME="+setupHome), timeout: timeout}
+		s := runSpec{args: []string{"bash", "-c", "set -e\n" + oc.setup}, env: append(slices.Clone(env), "HOME="+setupHome, "CASE_HOME="+b.home), timeout: timeout}
 		if r := b.direct(s); r.code != 0 {
 			return fail("its setup: %s", r)
 		}

@@ -475,3 +475,62 @@ func TestLibseccompPitfalls(t *testing.T) {
 		}
 	})
 }
+
+// TestFilterHatches checks what sandbox-runtime's escape hatches and the
+// container mode change in the filter, call by call, on amd64.
+func TestFilterHatches(t *testing.T) {
+	const (
+		afUnixDgram = 2 // SOCK_DGRAM
+		afVsock     = 40
+		sockRaw     = 3
+	)
+	newUser := uint64(unix.CLONE_NEWUSER | unix.SIGCHLD)
+	type call struct {
+		name string
+		args []uint64
+	}
+	namespaces := []call{
+		{"unshare", []uint64{unix.CLONE_NEWUSER}}, {"setns", []uint64{3, 0}}, {"clone", []uint64{newUser}},
+		{"clone3", []uint64{0, 88}}, {"mount", nil}, {"umount2", nil}, {"pivot_root", nil}, {"chroot", nil},
+		{"sethostname", nil}, {"fsopen", nil}, {"open_tree", nil},
+	}
+	unixSockets := []call{
+		{"socket", []uint64{afUnix, sockStream, 0}}, {"socket", []uint64{afUnix, afUnixDgram, 0}},
+		{"socket", []uint64{afVsock, sockStream, 0}}, {"socketpair", []uint64{afUnix, afUnixDgram, 0}},
+	}
+	udp := []call{
+		{"socket", []uint64{afInet, afUnixDgram, 0}}, {"socket", []uint64{afInet6, sockRaw, 0}},
+		{"socket", []uint64{afInet, sockStream, 132}}, // SCTP
+	}
+	tcp := []call{{"socket", []uint64{afInet, sockStream, 0}}, {"socket", []uint64{afInet6, sockStream | 0x80000, 6}}}
+	tests := []struct {
+		name          string
+		opts          Options
+		allow, refuse []call
+	}{
+		{"defaults", Options{}, tcp, slices.Concat(namespaces, unixSockets)},
+		{"allowNestedUserNamespaces", Options{AllowUserNamespaces: true}, namespaces, unixSockets},
+		{"allowAllUnixSockets", Options{AllowUnixSockets: true}, unixSockets, namespaces},
+		{"container mode", Options{Contained: true}, tcp, slices.Concat(udp, unixSockets, namespaces)},
+		{"container mode without TCP rules", Options{Contained: true, NoTCP: true}, nil, slices.Concat(tcp, udp)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Arch, tc.opts.KernelVersion = "amd64", "6.18.0"
+			vm := newFilterVM(t, mustProfile(t, tc.opts))
+			a := abis[specs.ArchX86_64]
+			for _, c := range tc.allow {
+				n, _ := nr(t, a, c.name)
+				if got := vm.eval(a, n, c.args...); got != retAllow {
+					t.Errorf("%s%#x = %#x, want ALLOW", c.name, c.args, got)
+				}
+			}
+			for _, c := range tc.refuse {
+				n, _ := nr(t, a, c.name)
+				if got := vm.eval(a, n, c.args...); got == retAllow {
+					t.Errorf("%s%#x = ALLOW, want a refusal", c.name, c.args)
+				}
+			}
+		})
+	}
+}

@@ -371,7 +371,13 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 	p.Syscalls = kept
 
 	if o.AllowUserNamespaces {
-		p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"clone", "clone3"}, Action: specs.ActAllow})
+		// moby's profile gives these to CAP_SYS_ADMIN only: they come
+		// back for namespaces of the command's own, where it has the
+		// capability (outside them the kernel refuses them still).
+		p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{
+			Names:  append([]string{"clone", "clone3", "sethostname", "setdomainname"}, namespaceCalls...),
+			Action: specs.ActAllow,
+		})
 	}
 	// socketpair follows the socket allowlist rather than being allowed
 	// outright: any family that implements it would otherwise be a way

@@ -222,17 +222,22 @@ func WithIDMappings(uid, gid uint32) Opt {
 }
 
 // WithCapabilities leaves every capability set empty: even a caller who is
-// root has none inside. When the command needs a user namespace of its own
-// (see Nested), the init alone gets CAP_SETFCAP, which the kernel requires
-// to map the sandbox's root into that namespace; the init drops it before
-// the command runs, and the command never has it.
-func WithCapabilities(nested bool) Opt {
+// root has none inside. With setfcap the init gets CAP_SETFCAP, which the
+// kernel requires to map the sandbox's root into a user namespace below
+// it. When the command needs a namespace of its own (see Nested), the init
+// makes it and drops the capability before the command runs, which never
+// has it. Otherwise (allowNestedUserNamespaces, a root caller) the command
+// keeps it and nothing else, to map its root into namespaces of its own
+// (sandbox-runtime gives a root caller's command the same): it can then
+// set file capabilities on files it owns, which it could make setuid
+// already.
+func WithCapabilities(setfcap bool) Opt {
 	return func(s *specs.Spec) error {
 		if s.Process == nil {
 			return fmt.Errorf("%w: capabilities before process", ErrInvalid)
 		}
 		initCaps := []string{}
-		if nested {
+		if setfcap {
 			initCaps = []string{"CAP_SETFCAP"}
 		}
 		s.Process.Capabilities = &specs.LinuxCapabilities{

@@ -60,6 +60,39 @@ type Scrub struct {
 	Protected []string `json:"protected,omitempty"`
 }
 
+// agentSocket is the ssh-agent's socket the full sandbox binds into its
+// private /tmp, or "": with allowAllUnixSockets (sandbox-runtime's
+// meaning: the agent reachable) and SSH_AUTH_SOCK let into the command's
+// environment (cordon.env.allow), naming a socket below the host's /tmp,
+// which ssh-agent uses and the sandbox's own /tmp hides. Elsewhere the
+// socket is in sight already (read-only, which a connection does not
+// mind). The container mode shares the host's /tmp.
+func agentSocket(p *policy.Policy, req Request, fsys fs.FS) (string, error) {
+	if !p.Network.AllowAllUnixSockets || req.Mode != ModeFull {
+		return "", nil
+	}
+	var sock string
+	for _, kv := range p.Env.Filter(req.Env) {
+		if v, ok := strings.CutPrefix(kv, "SSH_AUTH_SOCK="); ok {
+			sock = v
+		}
+	}
+	if !path.IsAbs(sock) || !paths.Under(path.Clean(sock), "/tmp") {
+		return "", nil
+	}
+	real, fi, err := mounts.Resolve(fsys, path.Clean(sock))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return "", nil // no agent there: ssh-add says so inside
+	}
+	if err != nil {
+		return "", fmt.Errorf("SSH_AUTH_SOCK: %w", err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket || !paths.Under(real, "/tmp") {
+		return "", nil
+	}
+	return real, nil
+}
+
 // NestedDepth is how deep below a writable root (and a trusted directory in
 // one) the plan protects Scrub.Nested, and so how deep the runtime looks
 // for them after the run.
@@ -322,6 +355,12 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 		}
 		reopened = append(reopened, a)
 		rules = append(rules, mounts.Rule{Path: a, Access: access})
+	}
+
+	if sock, err := agentSocket(p, req, fsys); err != nil {
+		return pl, err
+	} else if sock != "" && !covered(sock, denied) {
+		rules = append(rules, mounts.Rule{Path: sock, Access: mounts.ReadOnly})
 	}
 
 	var extra []specs.Mount

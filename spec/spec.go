@@ -221,7 +221,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 		WithLimits(res, rl, lims),
 		WithNamespaces(pr),
 		WithIDMappings(req.UID, req.GID),
-		WithCapabilities(Nested(req.UID, req.GID)),
+		WithCapabilities(Nested(req.UID, req.GID) || p.Sandbox.AllowNestedUserNamespaces),
 		WithMounts(withHostProc(plan.mounts, req.HostProc)),
 		WithProcMasks(),
 		WithSeccomp(profile),

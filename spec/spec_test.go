@@ -257,6 +257,62 @@ func TestContainerRefusesHiddenInWritable(t *testing.T) {
 	}
 }
 
+// TestAgentSocket: with allowAllUnixSockets and SSH_AUTH_SOCK let in, the
+// full sandbox binds the agent's socket into its private /tmp; nothing
+// otherwise.
+func TestAgentSocket(t *testing.T) {
+	const sock = "/tmp/ssh-XYZ/agent.42"
+	tests := []struct {
+		name       string
+		allowAll   bool
+		allowEnv   bool
+		value      string
+		mode       string
+		wantBind   bool
+		wantInEnv  bool
+		socketFile bool
+	}{
+		{name: "hatch and env", allowAll: true, allowEnv: true, value: sock, socketFile: true, wantBind: true, wantInEnv: true},
+		{name: "no hatch", allowEnv: true, value: sock, socketFile: true, wantInEnv: true},
+		{name: "env filtered", allowAll: true, value: sock, socketFile: true},
+		{name: "not a socket", allowAll: true, allowEnv: true, value: sock, wantInEnv: true},
+		{name: "missing", allowAll: true, allowEnv: true, value: "/tmp/ssh-XYZ/agent.43", socketFile: true, wantInEnv: true},
+		{name: "outside /tmp", allowAll: true, allowEnv: true, value: "/home/u/agent.sock", socketFile: true, wantInEnv: true},
+		{name: "container mode", allowAll: true, allowEnv: true, value: sock, socketFile: true, mode: ModeContainer, wantInEnv: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := defaultPolicy(t, "/home/u/ws", "/home/u")
+			p.Network.AllowAllUnixSockets = tc.allowAll
+			if tc.allowEnv {
+				p.Env.Allow = append(p.Env.Allow, "SSH_AUTH_SOCK")
+			}
+			r := request("ssh-add", "-l")
+			r.Env = append(r.Env, "SSH_AUTH_SOCK="+tc.value)
+			fsys := host()
+			mode := fs.FileMode(0o600)
+			if tc.socketFile {
+				mode |= fs.ModeSocket
+			}
+			fsys["tmp/ssh-XYZ/agent.42"] = &fstest.MapFile{Mode: mode}
+			fsys["home/u/agent.sock"] = &fstest.MapFile{Mode: mode}
+			r.FS = fsys
+			if tc.mode != "" {
+				r.Mode = tc.mode
+			}
+			s, err := Compile(p, r, amd64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound := slices.ContainsFunc(s.Mounts, func(m specs.Mount) bool { return m.Destination == tc.value && m.Source == tc.value })
+			inEnv := slices.Contains(s.Process.Env, "SSH_AUTH_SOCK="+tc.value)
+			if bound != tc.wantBind || inEnv != tc.wantInEnv {
+				t.Errorf("bound %t, in the environment %t; want %t, %t", bound, inEnv, tc.wantBind, tc.wantInEnv)
+			}
+		})
+	}
+}
+
 func TestCompileErrors(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -29,8 +29,15 @@ type claudeAnswer struct {
 // written as Claude Code sends it, and returns the answer.
 func (b *box) hook(command, mode string) claudeAnswer {
 	b.t.Helper()
+	return b.hookIn("0b6e3c1e-7c55-4d1e-9d0c-2f6f4e7b1a90", command, mode)
+}
+
+// hookIn is hook in the session with the id, with more flags of cordon
+// hook claude.
+func (b *box) hookIn(session, command, mode string, flags ...string) claudeAnswer {
+	b.t.Helper()
 	payload, err := json.Marshal(map[string]any{
-		"session_id":      "0b6e3c1e-7c55-4d1e-9d0c-2f6f4e7b1a90",
+		"session_id":      session,
 		"transcript_path": filepath.Join(b.home, ".claude/projects/x/0b6e3c1e.jsonl"),
 		"cwd":             b.ws,
 		"permission_mode": mode,
@@ -44,7 +51,7 @@ func (b *box) hook(command, mode string) claudeAnswer {
 		"tool_use_id": "toolu_01Hk7bq1xYkz3mJ4Qp9Zr2Vw",
 	})
 	must(b.t, err)
-	r := b.cordon(runSpec{stdin: bytes.NewReader(payload)}, "hook", "claude")
+	r := b.cordon(runSpec{stdin: bytes.NewReader(payload)}, append([]string{"hook", "claude"}, flags...)...)
 	if r.code != 0 {
 		b.t.Fatalf("cordon hook claude:\n%s", r)
 	}
@@ -191,4 +198,48 @@ func TestHookPlanMode(t *testing.T) {
 			t.Errorf("the plan-mode sandbox let the workspace be written:\n%s", r)
 		}
 	})
+}
+
+// TestHookWarnsOncePerSession: a warning of cordon run's (here, about
+// limits an unprivileged caller's sandbox enforces by rlimit alone) is
+// said in the first Bash call of each Claude Code session, not in every
+// call's result; without a session, once per boot.
+func TestHookWarnsOncePerSession(t *testing.T) {
+	t.Parallel()
+	c := callers["user"]
+	requires(t, needCaller(c))
+	b := newBox(t, c)
+	root, state := privateState(t, b)
+	call := func(session string) string {
+		t.Helper()
+		a := b.hookIn(session, "true", "acceptEdits", "--memory", "4096M")
+		r := b.bash(updatedCommand(t, a), state)
+		if r.code != 0 {
+			t.Fatalf("the call failed:\n%s", r)
+		}
+		return r.stderr
+	}
+	const warned = "cordon: warning: "
+	first := call("session-1")
+	if !strings.Contains(first, warned) || !strings.Contains(first, "said once per session") {
+		t.Fatalf("the first call of a session said no warning:\n%s", first)
+	}
+	for _, tc := range []struct {
+		session string
+		want    bool
+	}{{"session-1", false}, {"session-1", false}, {"session-2", true}, {"session-2", false}, {"session-1", false}} {
+		if got := call(tc.session); strings.Contains(got, warned) != tc.want {
+			t.Errorf("a call in %s said %q; want a warning: %v", tc.session, got, tc.want)
+		}
+	}
+	// A command of the sandbox cannot silence the next session's
+	// warning: the records are out of its reach.
+	a := b.hookIn("session-0", `ls "$CORDON_STATE_ROOT"/said; mkdir -p "$CORDON_STATE_ROOT/said/x" && touch "$CORDON_STATE_ROOT/said/x/y"; echo done`, "bypassPermissions")
+	r := b.bash(updatedCommand(t, a), state)
+	if !strings.Contains(r.stdout, "done") || strings.TrimSpace(r.stdout) != "done" || exists(filepath.Join(root, "said", "x", "y")) {
+		t.Errorf("the sandbox sees or writes cordon's records:\n%s", r)
+	}
+	if got := call("session-3"); !strings.Contains(got, warned) {
+		t.Errorf("a new session was not warned:\n%s", got)
+	}
 }

@@ -127,6 +127,11 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byt
 			runFlags = append(runFlags, "--"+name, v)
 		}
 	}
+	// Warnings of cordon run are said once per session: the model reads
+	// every tool result.
+	if in.SessionID != "" {
+		runFlags = append(runFlags, "--session", in.SessionID)
+	}
 	scalars := map[string]string{}
 	for _, name := range []string{"memory", "pids", "cpus", "timeout", "output-limit", "file-size", "open-files", "tmp-size"} {
 		if v := cmd.String(name); v != "" {

@@ -22,6 +22,7 @@ func runCommand() *cli.Command {
 		Flags: append(sandboxFlags(),
 			&cli.BoolFlag{Name: "stats", Usage: "end with a line of resource usage on stderr (wall, cpu, peak memory, pids)"},
 			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "run in the background with a lifetime of its own (a dev server): print the run's id once the command runs; see cordon logs, list, stop"},
+			&cli.StringFlag{Name: "session", Usage: "the agent's session `ID` (cordon hook claude passes Claude Code's): cordon's warnings are said once per session instead of once per boot"},
 			&cli.IntFlag{Name: "cwd-fd", Usage: "for bash -c COMMAND: write the directory COMMAND's shell ended in on descriptor `N`, when it ended with status 0 and that directory is the host's own (cordon hook claude's cd that carries over)"},
 		),
 		StopOnNthArg: ptr(1),

@@ -51,7 +51,7 @@ func runNative(ctx context.Context, cmd *cli.Command) (bool, error) {
 	}
 	status, err := seatbeltRun(ctx, macOS, seatbeltRequest{
 		policy: pol, args: args, cwd: cwd, self: self, environ: os.Environ(),
-		terminal: terminal, stats: cmd.Bool("stats"),
+		terminal: terminal, stats: cmd.Bool("stats"), session: cmd.String("session"),
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
 	})
 	switch {
@@ -81,7 +81,7 @@ var macOS = seatbeltSystem{
 	usage:   seatbeltUsage,
 }
 
-// bootOnce is what firstWarning needs to say a warning once per boot: the
+// bootOnce is what sayOnce needs to say a warning once per boot: the
 // boot time stands for the boot's id.
 func bootOnce() probe.Result {
 	tv, err := unix.SysctlTimeval("kern.boottime")

@@ -77,6 +77,9 @@ type invocation struct {
 	stderr        io.Writer
 	// policies, when set, loads the policy (cordon serve's cache).
 	policies *policy.Cache
+	// session is the agent's session (cordon run --session): warnings
+	// are said once in it.
+	session string
 }
 
 // here is this process's invocation.
@@ -244,7 +247,8 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 			req.ConsoleSize = &specs.Box{Width: uint(w), Height: uint(h)}
 		}
 	}
-	pr, m, err := machine(ctx, pol, inv.stderr)
+	inv.session = cmd.String("session")
+	pr, m, err := machine(ctx, pol, inv.stderr, inv.session)
 	if err != nil {
 		return nil, err
 	}
@@ -267,8 +271,8 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 		mk.close()
 		return nil, err
 	}
-	if lost := unenforcedLimits(s); len(lost) > 0 && firstWarning(pr, lost) {
-		fmt.Fprintf(inv.stderr, "cordon: warning: %s (said once per boot; cordon doctor shows why)\n", strings.Join(lost, "; "))
+	if lost := unenforcedLimits(s); len(lost) > 0 && sayOnce(pr, inv.session, lost) {
+		fmt.Fprintf(inv.stderr, "cordon: warning: %s (said %s; cordon doctor shows why)\n", strings.Join(lost, "; "), once(inv.session))
 	}
 	return &sandbox{policy: pol, req: req, spec: s, mask: mk}, nil
 }
@@ -286,10 +290,10 @@ type mode struct {
 // (Landlock and seccomp, no namespaces) unless the settings require the
 // full sandbox; with no confinement at all only where the settings accept
 // it (cordon.acceptUnconfined). Anything less than the full sandbox is
-// said on stderr (once per boot). A sandbox that lacks a core protection
-// never runs, one that lacks others runs with a warning, or not at all
-// under failIfUnavailable.
-func machine(ctx context.Context, pol *policy.Policy, stderr io.Writer) (probe.Result, mode, error) {
+// said on stderr (once per boot, or per session: see sayOnce). A sandbox
+// that lacks a core protection never runs, one that lacks others runs with
+// a warning, or not at all under failIfUnavailable.
+func machine(ctx context.Context, pol *policy.Policy, stderr io.Writer, session string) (probe.Result, mode, error) {
 	full := mode{mode: spec.ModeFull}
 	// The binary on disk: cordon serve runs from a sealed copy in memory.
 	exe, _ := runtime.Executable()
@@ -307,14 +311,17 @@ func machine(ctx context.Context, pol *policy.Policy, stderr io.Writer) (probe.R
 		return pr, mode{mode: spec.ModeContainer}, nil
 	case v.Level == probe.Unavailable || v.Level == probe.ContainerMode:
 		if v.HostProc && pol.Sandbox.EnableWeakerNestedSandbox {
-			if firstWarning(pr, []string{"host /proc"}) {
-				fmt.Fprintf(stderr, "cordon: warning: the full sandbox with the host's /proc (sandbox.enableWeakerNestedSandbox): the command sees the host's processes (said once per boot; cordon doctor)\n")
+			if sayOnce(pr, session, []string{"host /proc"}) {
+				fmt.Fprintf(stderr, "cordon: warning: the full sandbox with the host's /proc (sandbox.enableWeakerNestedSandbox): the command sees the host's processes (said %s; cordon doctor)\n", once(session))
 			}
 			return pr, mode{mode: spec.ModeFull, hostProc: true}, nil
 		}
 		if v.Level == probe.Unavailable {
 			if pol.Sandbox.AcceptUnconfined && !requireFull {
-				fmt.Fprintf(stderr, "cordon: warning: no sandbox: neither namespaces nor Landlock here; running unconfined (cordon.acceptUnconfined)\n")
+				// Every run says it, but in an agent's session.
+				if session == "" || sayOnce(pr, session, []string{"unconfined"}) {
+					fmt.Fprintf(stderr, "cordon: warning: no sandbox: neither namespaces nor Landlock here; running unconfined (cordon.acceptUnconfined)\n")
+				}
 				return pr, mode{mode: spec.ModeUnconfined}, nil
 			}
 			return pr, full, v.Err()
@@ -326,8 +333,8 @@ func machine(ctx context.Context, pol *policy.Policy, stderr io.Writer) (probe.R
 			}
 			return pr, full, fmt.Errorf("%w: %s (%s is set, and only the container mode could run here; cordon doctor shows the fix)", probe.ErrUnavailable, v.Problems[0].Message, key)
 		}
-		if firstWarning(pr, v.Lost) {
-			fmt.Fprintf(stderr, "cordon: warning: container mode: no namespaces here (%s), commands are confined by Landlock and seccomp (said once per boot; cordon doctor shows what that loses and how to get the full sandbox)\n", v.Problems[0].Message)
+		if sayOnce(pr, session, v.Lost) {
+			fmt.Fprintf(stderr, "cordon: warning: container mode: no namespaces here (%s), commands are confined by Landlock and seccomp (said %s; cordon doctor shows what that loses and how to get the full sandbox)\n", v.Problems[0].Message, once(session))
 		}
 		return pr, mode{mode: spec.ModeContainer}, nil
 	}
@@ -335,24 +342,36 @@ func machine(ctx context.Context, pol *policy.Policy, stderr io.Writer) (probe.R
 		if pol.FailIfUnavailable {
 			return pr, full, fmt.Errorf("%w: %s (sandbox.failIfUnavailable is set; cordon doctor shows the fix)", probe.ErrUnavailable, strings.Join(v.Lost, "; "))
 		}
-		if firstWarning(pr, v.Lost) {
-			fmt.Fprintf(stderr, "cordon: warning: degraded sandbox: %s (said once per boot; cordon doctor shows the fix)\n", strings.Join(v.Lost, "; "))
+		if sayOnce(pr, session, v.Lost) {
+			fmt.Fprintf(stderr, "cordon: warning: degraded sandbox: %s (said %s; cordon doctor shows the fix)\n", strings.Join(v.Lost, "; "), once(session))
 		}
 	}
 	return pr, full, nil
 }
 
-// firstWarning reports whether the warning about these lost protections
-// has not been given since the machine booted, and records that it is
-// given now: an agent runs thousands of commands, and a warning on each
-// would drown their output.
-func firstWarning(pr probe.Result, lost []string) bool {
+// sayOnce reports whether the warning about these lost protections is to
+// be said now, and records that it is: an agent runs thousands of
+// commands, reads every byte of their output, and a warning on each would
+// drown it. Once per agent session when the run names one (cordon run
+// --session, which cordon hook claude passes: a new session hears it
+// too), once per boot otherwise (pr's boot id; without one, every time).
+// The records are empty files in cordon's state directory, which no
+// sandbox can write: a command cannot silence a warning of a later one.
+func sayOnce(pr probe.Result, session string, lost []string) bool {
 	dir := runtime.StateRoot()
-	if pr.BootID == "" || os.MkdirAll(dir, 0o700) != nil {
+	sum := sha256.Sum256([]byte(strings.Join(lost, "\n")))
+	name := "warned-" + pr.BootID[:min(len(pr.BootID), 8)] + "-" + hex.EncodeToString(sum[:6])
+	if session != "" {
+		// The session's id is the agent's: only its hash names a file.
+		s := sha256.Sum256([]byte(session))
+		dir, name = filepath.Join(dir, "said", hex.EncodeToString(s[:12])), hex.EncodeToString(sum[:6])
+	} else if pr.BootID == "" {
 		return true
 	}
-	sum := sha256.Sum256([]byte(strings.Join(lost, "\n")))
-	stamp := filepath.Join(dir, "warned-"+pr.BootID[:min(len(pr.BootID), 8)]+"-"+hex.EncodeToString(sum[:6]))
+	if os.MkdirAll(dir, 0o700) != nil {
+		return true
+	}
+	stamp := filepath.Join(dir, name)
 	f, err := os.OpenFile(stamp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		// Already there: said before. Any other error: say it again.
@@ -360,6 +379,14 @@ func firstWarning(pr probe.Result, lost []string) bool {
 	}
 	f.Close()
 	return true
+}
+
+// once says how often a warning is said (see sayOnce).
+func once(session string) string {
+	if session != "" {
+		return "once per session"
+	}
+	return "once per boot"
 }
 
 // unenforcedLimits lists the limits the compiled sandbox does not enforce

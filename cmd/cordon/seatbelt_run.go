@@ -48,6 +48,7 @@ type seatbeltRequest struct {
 	terminal bool
 	stats    bool
 	store    string // the violation store ("" for runtime.StoreDir)
+	session  string // the agent's session (see sayOnce)
 	stdin    io.Reader
 	stdout   io.Writer
 	stderr   io.Writer
@@ -65,8 +66,8 @@ func seatbeltRun(ctx context.Context, sys seatbeltSystem, r seatbeltRequest) (in
 	pol := r.policy
 	id := seatbeltID()
 	rlimits, lost := darwin.Limits(pol.Limits)
-	if len(lost) > 0 && firstWarning(sys.boot(), lost) {
-		fmt.Fprintf(stderr, "cordon: warning: %s (said once per boot)\n", strings.Join(lost, "; "))
+	if len(lost) > 0 && sayOnce(sys.boot(), r.session, lost) {
+		fmt.Fprintf(stderr, "cordon: warning: %s (said %s)\n", strings.Join(lost, "; "), once(r.session))
 	}
 
 	// The command's TMPDIR: private, writable, removed after the run.
@@ -140,8 +141,8 @@ func seatbeltRun(ctx context.Context, sys seatbeltSystem, r seatbeltRequest) (in
 		s := <-monitor
 		stopStream = s.stop
 		if s.err != nil {
-			if warn := []string{"refusals are not recorded: " + s.err.Error()}; firstWarning(sys.boot(), warn) {
-				fmt.Fprintf(stderr, "cordon: warning: %s (said once per boot)\n", warn[0])
+			if warn := []string{"refusals are not recorded: " + s.err.Error()}; sayOnce(sys.boot(), r.session, warn) {
+				fmt.Fprintf(stderr, "cordon: warning: %s (said %s)\n", warn[0], once(r.session))
 			}
 		}
 	})

@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	// substitution on the wire (a leaf under netproxy).
 	"netproxy/mask": {},
 	"probe":         {"internal/paths"},
-	"runtime":       {"spec", "seccomp", "netproxy", "probe", "internal/dirent", "internal/stack", "internal/paths", "internal/access"},
+	"runtime":       {"spec", "seccomp", "netproxy", "probe", "caches", "internal/dirent", "internal/stack", "internal/paths", "internal/access"},
 	"darwin":        {"policy", "internal/paths", "internal/gitconfig"},
 	// serve: cordon serve's daemon, its pool and its protocol (not in
 	// DESIGN.md's table yet; added with issue 11).
@@ -42,6 +42,10 @@ var allowed = map[string][]string{
 	// internal/gitconfig: a repository's core.hooksPath and included
 	// files, for mounts and darwin (a leaf, not in DESIGN.md's table).
 	"internal/gitconfig": {},
+	// caches: where package managers keep what they download, and how
+	// each is made writable without the host's (a leaf, not in
+	// DESIGN.md's table; issue 20).
+	"caches": {"internal/paths"},
 	// internal/access: what a process without capabilities may do to a
 	// file by its bits, for mounts and the runtime's scrub (a leaf, not in
 	// DESIGN.md's table).

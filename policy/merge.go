@@ -57,6 +57,10 @@ type merger struct {
 		cpus                                                    *setting[float64]
 		timeout                                                 *setting[time.Duration]
 	}
+	caches struct {
+		maxSize *setting[int64]
+		maxAge  *setting[time.Duration]
+	}
 	flags map[string]*setting[bool]
 	ports map[string]*setting[int]
 	strs  map[string]*setting[string]
@@ -131,7 +135,17 @@ func (m *merger) untrusted(l *layer) {
 		{"cordon.requireFullSandbox", &l.requireFull, true},
 		{"cordon.containerMode", &l.containerMode, false},
 		{"cordon.acceptUnconfined", &l.acceptUnconfined, false},
+		{"cordon.caches.enabled", &l.caches, false},
 	}, untrustedReason)
+	// The user's disk, not a cloned repository's to size.
+	if l.cachesMaxSize != nil {
+		m.ignored("cordon.caches.maxSize", strconv.FormatInt(l.cachesMaxSize.V, 10), l.cachesMaxSize.Src, untrustedReason)
+		l.cachesMaxSize = nil
+	}
+	if l.cachesMaxAge != nil {
+		m.ignored("cordon.caches.maxAge", l.cachesMaxAge.V.String(), l.cachesMaxAge.Src, untrustedReason)
+		l.cachesMaxAge = nil
+	}
 	for _, s := range []**setting[string]{&l.mode, &l.defaultMode} {
 		if *s == nil {
 			continue
@@ -425,7 +439,7 @@ func (m *merger) apply(l *layer) {
 		"cordon.allowManagedWritePathsOnly": l.managedWriteOnly, "cordon.allowManagedPermissionRulesOnly": l.managedPermissionsOnly,
 		"sandbox.network.strictAllowlist": l.strictAllowlist, "cordon.serve": l.serve,
 		"cordon.requireFullSandbox": l.requireFull, "cordon.containerMode": l.containerMode,
-		"cordon.acceptUnconfined": l.acceptUnconfined, "sandbox.enableWeakerNetworkIsolation": l.weakerNetwork,
+		"cordon.acceptUnconfined": l.acceptUnconfined, "sandbox.enableWeakerNetworkIsolation": l.weakerNetwork, "cordon.caches.enabled": l.caches,
 	} {
 		if s == nil {
 			continue
@@ -488,6 +502,10 @@ func (m *merger) apply(l *layer) {
 	set64(&m.limits.fileSize, l.fileSize)
 	set64(&m.limits.openFiles, l.openFiles)
 	set64(&m.limits.tmpSize, l.tmpSize)
+	set64(&m.caches.maxSize, l.cachesMaxSize)
+	if l.cachesMaxAge != nil {
+		m.caches.maxAge = l.cachesMaxAge
+	}
 	if l.cpus != nil {
 		m.limits.cpus = l.cpus
 	}
@@ -592,6 +610,15 @@ func (m *merger) finish(layers []*layer) {
 	p.Sandbox.RequireFull = flag("cordon.requireFullSandbox", false)
 	p.Sandbox.ContainerMode = flag("cordon.containerMode", false)
 	p.Sandbox.AcceptUnconfined = flag("cordon.acceptUnconfined", false)
+	p.Caches = Caches{Enabled: flag("cordon.caches.enabled", true), MaxSize: DefaultCachesMaxSize, MaxAge: DefaultCachesMaxAge}
+	if s := m.caches.maxSize; s != nil {
+		p.Caches.MaxSize = s.V
+		rep.Values = append(rep.Values, ValueReport{Key: "cordon.caches.maxSize", Value: strconv.FormatInt(s.V, 10), Source: s.Src.String()})
+	}
+	if s := m.caches.maxAge; s != nil {
+		p.Caches.MaxAge = s.V
+		rep.Values = append(rep.Values, ValueReport{Key: "cordon.caches.maxAge", Value: s.V.String(), Source: s.Src.String()})
+	}
 	p.Sandbox.ExcludedCommands = values("sandbox.excludedCommands")
 	if len(m.ignore) > 0 {
 		p.Sandbox.IgnoreViolations = map[string][]string{}

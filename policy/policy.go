@@ -100,6 +100,8 @@ type Policy struct {
 	// Serve has cordon run start cordon serve, the per-user daemon that
 	// keeps sandboxes ready, when it does not run (cordon.serve).
 	Serve bool
+	// Caches are the package managers' caches (cordon.caches).
+	Caches Caches
 	// Trusted is set when the user trusts the workspace (cordon trust):
 	// only then may its own settings files widen the sandbox.
 	Trusted bool
@@ -407,3 +409,24 @@ func (p *Policy) WritableRoots() []string {
 	}
 	return roots
 }
+
+// Caches is how the package managers' caches are kept (cordon.caches):
+// writable in each sandbox as a copy-on-write view of the user's own (or
+// redirected to a directory of cordon's), kept per workspace.
+type Caches struct {
+	// Enabled makes them writable; off, they are read-only, as the rest
+	// of the home.
+	Enabled bool
+	// MaxSize bounds what cordon keeps of them, in bytes, all workspaces
+	// together: past it, the least recently used workspaces' go.
+	MaxSize int64
+	// MaxAge is how long a workspace's caches may go unused before
+	// cordon gc removes them.
+	MaxAge time.Duration
+}
+
+// The defaults of cordon.caches.
+const (
+	DefaultCachesMaxSize = 10 << 30
+	DefaultCachesMaxAge  = 30 * 24 * time.Hour
+)

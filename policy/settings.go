@@ -81,6 +81,9 @@ type layer struct {
 	weakerNested, nestedUserNS, allowSocketpair, weakerNetwork   *setting[bool]
 	serve                                                        *setting[bool]
 	requireFull, containerMode, acceptUnconfined                 *setting[bool]
+	caches                                                       *setting[bool]
+	cachesMaxSize                                                *setting[int64]
+	cachesMaxAge                                                 *setting[time.Duration]
 	httpProxyPort, socksProxyPort                                *setting[int]
 	excludedCommands, allowedDomains, deniedDomains, unixSockets []entry
 	allowRead, denyRead, allowWrite, denyWrite                   []entry

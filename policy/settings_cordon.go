@@ -14,7 +14,7 @@ import (
 func (d *decoder) cordon(n *node) error {
 	keys := []string{"mode", "env", "limits", "trustedWorkspaces", "allowManagedDomainsOnly",
 		"allowManagedReadPathsOnly", "allowManagedWritePathsOnly", "allowManagedPermissionRulesOnly",
-		"allowSocketpair", "askCommand", "hooks", "serve", "requireFullSandbox", "containerMode", "acceptUnconfined"}
+		"allowSocketpair", "askCommand", "hooks", "serve", "requireFullSandbox", "containerMode", "acceptUnconfined", "caches"}
 	o, err := d.object(n, "cordon", true)
 	if err != nil {
 		return err
@@ -72,9 +72,61 @@ func (d *decoder) cordon(n *node) error {
 			l.containerMode, err = d.boolean(v, "cordon.containerMode")
 		case "acceptUnconfined":
 			l.acceptUnconfined, err = d.boolean(v, "cordon.acceptUnconfined")
+		case "caches":
+			err = d.caches(v)
 		}
 		return err
 	})
+}
+
+// caches reads cordon.caches: {"enabled": false} turns the package
+// managers' caches off; maxSize bounds what cordon keeps of them, maxAge
+// how long a workspace's may go unused.
+func (d *decoder) caches(n *node) error {
+	o, err := d.object(n, "cordon.caches", true)
+	if err != nil {
+		return err
+	}
+	l := d.l
+	return o.each([]string{"enabled", "maxSize", "maxAge"}, func(key string, v *node) error {
+		var err error
+		name := "cordon.caches." + key
+		switch key {
+		case "enabled":
+			l.caches, err = d.boolean(v, name)
+		case "maxSize":
+			l.cachesMaxSize, err = d.size(v, name)
+		case "maxAge":
+			s, serr := d.str(v, name)
+			if serr != nil {
+				return serr
+			}
+			age, perr := ParseAge(s.V)
+			if perr != nil {
+				return d.errAt(v.pos, "%s must be a duration such as \"30d\" or \"12h\"", name)
+			}
+			l.cachesMaxAge = &setting[time.Duration]{age, s.Src}
+		}
+		return err
+	})
+}
+
+// ParseAge reads a duration as time.ParseDuration does, or a whole
+// number of days ("30d"). It must be more than 0.
+func ParseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok && decimalDigits(days) {
+		n, err := strconv.ParseInt(days, 10, 32)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("age %q: want more than 0 days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	age, err := time.ParseDuration(s)
+	if err != nil || age <= 0 {
+		return 0, fmt.Errorf("age %q: want a duration such as 30d or 12h", s)
+	}
+	return age, nil
 }
 
 // Default and largest timeouts of cordon.hooks.

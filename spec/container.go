@@ -91,7 +91,7 @@ var containerDevices = []string{
 //   - a denied path that exists inside it cannot be hidden, and the run is
 //     refused with a line that says so (a denied path that does not exist
 //     yet is the command's own if it makes it).
-func containerLandlock(fsys fs.FS, req Request, writable, denied, allowRead []string) ([]LandlockRule, error) {
+func containerLandlock(fsys fs.FS, req Request, writable, denied, allowRead, caches []string) ([]LandlockRule, error) {
 	if req.Host.State == "" || req.ID == "" {
 		return nil, fmt.Errorf("%w: the container mode needs the run's id and state directory", ErrInvalid)
 	}
@@ -111,7 +111,7 @@ func containerLandlock(fsys fs.FS, req Request, writable, denied, allowRead []st
 		}
 	}
 	hidden := append(slices.Clone(denied), "/dev")
-	rules, err := landlockRules(fsys, []string{PrivateTmp(req.Host.State, req.ID)}, writable, hidden, allowRead)
+	rules, err := landlockRules(fsys, append([]string{PrivateTmp(req.Host.State, req.ID)}, caches...), writable, hidden, allowRead)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +146,7 @@ func containerOpts(p *policy.Policy, req Request, pr probe.Result, pl plan, prof
 	return []Opt{
 		WithRoot("/"),
 		WithProcess(p, req, profile != nil),
+		WithCacheEnv(pl.env),
 		WithLandlock(pl.landlock),
 		WithLandlockStatus(pr),
 		WithProxy(p, req),

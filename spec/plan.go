@@ -25,6 +25,8 @@ type plan struct {
 	// checks are what the paths inside the writable roots must be once
 	// the mounts are made; the init verifies them (see mounts.Check).
 	checks []mounts.Check
+	// env are the variables of the package caches' redirects.
+	env []string
 }
 
 // Scrub is what the runtime clears after a run (AnnotationScrub): what
@@ -272,7 +274,8 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// But nothing the command cannot see is bound: a bind there would
 	// bring it back into view (a repository in a denyRead directory of
 	// the workspace, cordon's own state in a workspace holding it).
-	prot.Drop(hiddenBy(fsys, denyRead, allowRead, writable, req.Host.State))
+	hidden := hiddenBy(fsys, denyRead, allowRead, writable, req.Host.State)
+	prot.Drop(hidden)
 	// A worktree's or submodule's real git directory is writable too, or
 	// git could not commit there; its hooks and config are protected.
 	writable = append(writable, prot.Roots...)
@@ -392,6 +395,10 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	if req.Mode == ModeUnconfined {
 		return pl, nil
 	}
+	cp := planCaches(fsys, req, writable, hidden)
+	rules = append(rules, cp.rules...)
+	extra = append(extra, cp.mounts...)
+	pl.env = cp.env
 	if req.Mode == ModeContainer {
 		// No mounts: Landlock is the file-system layer (container.go),
 		// and what the binds would keep read-only is put back after.
@@ -400,10 +407,10 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 				pl.scrub.Protected = append(pl.scrub.Protected, r.Path)
 			}
 		}
-		pl.landlock, err = containerLandlock(fsys, req, writable, denied, reopened)
+		pl.landlock, err = containerLandlock(fsys, req, writable, denied, reopened, cp.writable)
 		return pl, err
 	}
-	if pl.landlock, err = landlockRules(fsys, systemWritable, writable, denied, reopened); err != nil {
+	if pl.landlock, err = landlockRules(fsys, append(slices.Clone(systemWritable), cp.writable...), writable, denied, reopened); err != nil {
 		return pl, err
 	}
 	// cordon's own binary, for the tools it offers inside (it exists only

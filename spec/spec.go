@@ -89,6 +89,9 @@ type Request struct {
 	// outer container's masks forbid mounting one
 	// (sandbox.enableWeakerNestedSandbox).
 	HostProc bool
+	// Caches are the package managers' directories made writable
+	// without the host's being written (CacheView).
+	Caches []CacheView
 	// Debug, when set, is told what the plan left out and why, one
 	// message at a time (cordon run --debug).
 	Debug func(msg string)
@@ -215,6 +218,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 	return []Opt{
 		WithRoot(req.Host.Rootfs),
 		WithProcess(p, req, profile != nil),
+		WithCacheEnv(plan.env),
 		WithLandlock(plan.landlock),
 		WithLandlockStatus(pr),
 		WithProxy(p, req),

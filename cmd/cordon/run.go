@@ -98,6 +98,7 @@ func runCommand() *cli.Command {
 				o.Fd3 = cwd.w
 			}
 			status, err := runtime.Run(ctx, sb.spec, o)
+			sb.caches.Close()
 			runtime.Trace("ran")
 			if cwd != nil {
 				if err != nil {

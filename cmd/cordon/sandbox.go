@@ -12,12 +12,14 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 
+	"cordon.dev/cordon/caches"
 	"cordon.dev/cordon/internal/access"
 	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/probe"
@@ -185,10 +187,15 @@ type sandbox struct {
 	// mask are the masked credentials, nil when there are none; close
 	// removes their fakes once the run is over.
 	mask *masking
+	// caches are the run's package caches: close them when it is over.
+	caches *runtime.Caches
 }
 
 // close removes what the run's compilation left on the host.
-func (sb *sandbox) close() { sb.mask.close() }
+func (sb *sandbox) close() {
+	sb.mask.close()
+	sb.caches.Close()
+}
 
 // compile loads the policy and compiles the command line into a spec.
 func compile(ctx context.Context, cmd *cli.Command) (*sandbox, error) {
@@ -266,15 +273,45 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 	if mk != nil {
 		req.Masked = mk.spec
 	}
+	cs := openCaches(pol, req, inv, cmd.Name == "spec")
+	req.Caches = cs.Views
 	s, err := spec.Compile(pol, req, pr)
 	if err != nil {
 		mk.close()
+		cs.Close()
 		return nil, err
 	}
 	if lost := unenforcedLimits(s); len(lost) > 0 && sayOnce(pr, inv.session, lost) {
 		fmt.Fprintf(inv.stderr, "cordon: warning: %s (said %s; cordon doctor shows why)\n", strings.Join(lost, "; "), once(inv.session))
 	}
-	return &sandbox{policy: pol, req: req, spec: s, mask: mk}, nil
+	return &sandbox{policy: pol, req: req, spec: s, mask: mk, caches: cs}, nil
+}
+
+// openCaches returns the views of the package caches for the run of req
+// (runtime.OpenCaches), or none: off in the settings, an unconfined run,
+// or one that cannot have them (said under --debug; the caches stay
+// read-only, as the rest of the home). cordon spec makes nothing.
+func openCaches(pol *policy.Policy, req spec.Request, inv invocation, dryRun bool) *runtime.Caches {
+	if !pol.Caches.Enabled || req.Mode == spec.ModeUnconfined {
+		return &runtime.Caches{}
+	}
+	cs, err := runtime.OpenCaches(runtime.CacheRequest{
+		Root:      runtime.CacheRoot(pol.Home, inv.env),
+		Workspace: pol.Workspace,
+		RunID:     req.ID,
+		List:      caches.For(pol.Home, inv.env, goruntime.GOOS),
+		Home:      pol.Home,
+		Env:       inv.env,
+		Overlay:   req.Mode == spec.ModeFull,
+		DryRun:    dryRun,
+	})
+	if err != nil {
+		if req.Debug != nil {
+			req.Debug(err.Error())
+		}
+		return &runtime.Caches{}
+	}
+	return cs
 }
 
 // mode is how a run is confined on this machine (see machine).

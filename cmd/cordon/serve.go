@@ -222,23 +222,26 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 	if err != nil {
 		return nil, err
 	}
+	declined := func(reason string) (*serve.Run, error) {
+		sb.close()
+		return nil, &serve.Declined{Reason: reason}
+	}
 	if sb.mask != nil {
 		// A masked credential's fakes are the run's own: a sandbox
 		// made ahead has none.
-		sb.close()
-		return nil, &serve.Declined{Reason: "masked credentials"}
+		return declined("masked credentials")
 	}
 	if !sb.policy.Serve {
 		// Settings changed since the daemon started: the command's own
 		// settings decide, for every command.
-		return nil, &serve.Declined{Reason: "cordon.serve is not enabled in the settings"}
+		return declined("cordon.serve is not enabled in the settings")
 	}
 	if sb.spec.Process.Terminal {
-		return nil, &serve.Declined{Reason: "the command gets a terminal"}
+		return declined("the command gets a terminal")
 	}
 	if spec.Contained(sb.spec) {
 		// Nothing to make ahead: the container mode's init costs a fork.
-		return nil, &serve.Declined{Reason: "the container mode"}
+		return declined("the container mode")
 	}
 	rep := newRunReport(sb)
 	rep.w = stdio[2]
@@ -253,7 +256,10 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 			rep.r.ID = id
 			rep.mu.Unlock()
 		},
-		Done: func(status int, err error) { rep.done(ctx, sb.policy, status, err) },
+		Done: func(status int, err error) {
+			sb.close()
+			rep.done(ctx, sb.policy, status, err)
+		},
 	}
 	if len(files) == 4 {
 		// Last: nothing fails after it, and Done is sure to come.

@@ -158,7 +158,9 @@ func For(home string, env []string, goos string) []Cache {
 	}
 	var out []Cache
 	for i, c := range all {
-		if c.Path == "" && c.Var == "" || c.Name == "go-mod" && c.Path == "" {
+		// (go-mod: only where GOMODCACHE is apart; go-build: not when
+		// the caller has turned the build cache off)
+		if c.Path == "" && c.Var == "" || c.Name == "go-mod" && c.Path == "" || c.Name == "go-build" && c.Path == "" {
 			continue
 		}
 		if c.Path != "" && slices.ContainsFunc(all, func(o Cache) bool { return o.Path != "" && paths.Below(c.Path, o.Path) }) ||

@@ -22,7 +22,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -281,7 +283,7 @@ func ListCaches(root string) ([]CacheUsage, error) {
 	}
 	var out []CacheUsage
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
@@ -317,7 +319,7 @@ func diskUsage(dir string) int64 {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
-			if st, ok := fi.Sys().(*unix.Stat_t); ok {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				n += int64(st.Blocks) * 512
 			}
 		}
@@ -349,11 +351,21 @@ func GCCaches(root string, maxAge time.Duration, maxSize int64, all bool, now ti
 			}
 			return // in use
 		}
-		err = removeCacheDir(u.Dir)
+		// Moved aside first: a removal cut short must not leave a cache
+		// half there for the next run to trust.
+		trash := filepath.Join(root, ".trash-"+filepath.Base(u.Dir)+"-"+strconv.FormatInt(now.UnixNano(), 36))
+		err = os.Rename(u.Dir, trash)
 		lock.Close()
 		if err == nil {
 			removed = append(removed, u)
 			total -= u.Size
+			_ = removeCacheDir(trash)
+		}
+	}
+	// What an earlier removal left.
+	if trash, _ := filepath.Glob(filepath.Join(root, ".trash-*")); len(trash) > 0 {
+		for _, d := range trash {
+			_ = removeCacheDir(d)
 		}
 	}
 	// Oldest first.
@@ -385,4 +397,24 @@ func sweepRunLayers(dir string) {
 			lock.Close()
 		}
 	}
+}
+
+// cacheSweepEvery is how often SweepCaches looks at the caches' sizes and
+// ages: a look walks every file of them.
+const cacheSweepEvery = time.Hour
+
+// SweepCaches is GCCaches without all, at most once per cacheSweepEvery
+// (a run calls it when it ends).
+func SweepCaches(root string, maxAge time.Duration, maxSize int64) {
+	stamp := filepath.Join(root, ".swept")
+	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < cacheSweepEvery {
+		return
+	}
+	if _, err := os.Stat(root); err != nil {
+		return
+	}
+	_ = os.WriteFile(stamp, nil, 0o600)
+	now := time.Now()
+	_ = os.Chtimes(stamp, now, now)
+	_, _ = GCCaches(root, maxAge, maxSize, false, now)
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/runtime"
 )
 
@@ -56,8 +58,9 @@ func listCommand() *cli.Command {
 func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
-		Usage: "remove what crashed runs left behind",
-		Action: func(_ context.Context, _ *cli.Command) error {
+		Usage: "remove what crashed runs left behind, and the package caches of workspaces unused for cordon.caches.maxAge or past cordon.caches.maxSize",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "caches", Usage: "remove every workspace's package caches (those of running sandboxes stay)"}},
+		Action: func(_ context.Context, cmd *cli.Command) error {
 			removed, err := runtime.GC(runtime.StateRoot())
 			if err != nil {
 				return err
@@ -65,7 +68,18 @@ func gcCommand() *cli.Command {
 			for _, id := range removed {
 				fmt.Fprintf(stdout, "removed %s\n", id)
 			}
-			return nil
+			// The bounds are the user's (a workspace's settings cannot
+			// set them): any workspace's policy has them.
+			maxAge, maxSize := policy.DefaultCachesMaxAge, int64(policy.DefaultCachesMaxSize)
+			home, _ := homeDir(os.Getenv)
+			if pol, err := loadPolicy(cmd); err == nil {
+				maxAge, maxSize, home = pol.Caches.MaxAge, pol.Caches.MaxSize, pol.Home
+			}
+			gone, err := runtime.GCCaches(runtime.CacheRoot(home, os.Environ()), maxAge, maxSize, cmd.Bool("caches"), time.Now())
+			for _, u := range gone {
+				fmt.Fprintf(stdout, "removed the package caches of %s (%s, last used %s)\n", u.Workspace, sizeString(u.Size), u.LastUsed.Format("2006-01-02"))
+			}
+			return err
 		},
 	}
 }

@@ -99,6 +99,9 @@ func runCommand() *cli.Command {
 			}
 			status, err := runtime.Run(ctx, sb.spec, o)
 			sb.caches.Close()
+			if sb.policy.Caches.Enabled {
+				runtime.SweepCaches(runtime.CacheRoot(sb.policy.Home, os.Environ()), sb.policy.Caches.MaxAge, sb.policy.Caches.MaxSize)
+			}
 			runtime.Trace("ran")
 			if cwd != nil {
 				if err != nil {

@@ -273,6 +273,7 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 			if err != nil {
 				ended = exitCordonFailed
 			}
+			sb.close()
 			cwd.done(sb.spec, ended)
 			rep.done(ctx, sb.policy, status, err)
 		}

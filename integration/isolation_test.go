@@ -231,9 +231,10 @@ func TestIsolation(t *testing.T) {
 				}
 				// /tmp is empty but for the mountpoints of what is bound
 				// into it from the host's /tmp: cordon's binary, its
-				// (hidden) state directory, and the workspace when it
-				// lives there.
-				allowed := map[string]bool{topUnderTmp(cordonBin): true, topUnderTmp(c.stateRoot()): true}
+				// (hidden) state directory, the package caches it keeps
+				// (the suite's XDG_CACHE_HOME is there), and the
+				// workspace when it lives there.
+				allowed := map[string]bool{topUnderTmp(cordonBin): true, topUnderTmp(c.stateRoot()): true, topUnderTmp(c.cacheDir): true}
 				if strings.HasPrefix(b.ws, "/tmp/") {
 					allowed[topUnderTmp(b.ws)] = true
 				}

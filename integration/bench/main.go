@@ -135,6 +135,19 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 	}
 	cs = append(cs, &contender{name: "cordon", dir: ws, argv: []string{cordon, "run", "--", truePath},
 		env: append(slices.Clone(env), "CORDON_SERVE=0")})
+	// The container mode (Landlock and seccomp, no namespaces), asked for
+	// where the full sandbox works: what a run costs where cordon finds no
+	// user namespaces, a container's.
+	contained := filepath.Join(work, "contained.json")
+	if err := os.WriteFile(contained, []byte(`{"cordon": {"containerMode": true}}`+"\n"), 0o644); err != nil {
+		return err
+	}
+	cmode := &contender{name: "cordon (container mode)", dir: ws, argv: []string{cordon, "run", "--settings", contained, "--", truePath},
+		env: append(slices.Clone(env), "CORDON_SERVE=0")}
+	if err := checkContained(cmode); err != nil {
+		return err
+	}
+	cs = append(cs, cmode)
 	d, err := startDaemon(cordon, env, root, 4)
 	if err != nil {
 		return fmt.Errorf("cordon serve: %w", err)
@@ -225,6 +238,26 @@ func checkWarm(c *contender) error {
 	}
 	if !bytes.HasSuffix(out, []byte("\x00--\x00")) {
 		return fmt.Errorf("%s: the run did not go through cordon serve (its init: %q)", c.name, out)
+	}
+	return nil
+}
+
+// checkContained makes sure that the container mode's runs have no
+// namespace of their own: the command's pid namespace is the bench's.
+func checkContained(c *contender) error {
+	args := slices.Concat(c.argv[:len(c.argv)-1], []string{"readlink", "/proc/self/ns/pid"})
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Env = c.dir, c.env
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	own, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(string(out)) != own {
+		return fmt.Errorf("%s: the command ran in a pid namespace of its own (%s, the bench's %s): not the container mode", c.name, bytes.TrimSpace(out), own)
 	}
 	return nil
 }
@@ -332,7 +365,7 @@ func report(cs []*contender, n int) {
 			fmt.Printf("%s / %s: not measured\n", a, b)
 			return
 		}
-		fmt.Printf("%-22s / %-33s %5.2fx   goal: %s\n", a, b, float64(median(ca.wall))/float64(median(cb.wall)), goal)
+		fmt.Printf("%-23s / %-33s %5.2fx   goal: %s\n", a, b, float64(median(ca.wall))/float64(median(cb.wall)), goal)
 	}
 	ratio("cordon", "runc (cordon's spec)", "at most 0.6x")
 	ratio("cordon", "bubblewrap (cordon's isolation)", "at most 2.5x")
@@ -341,6 +374,9 @@ func report(cs []*contender, n int) {
 	ratio("cordon (warm, serve)", "bubblewrap", "")
 	ratio("cordon (warm, serve)", "cordon", "")
 	ratio("cordon", "bare", "")
+	ratio("cordon (container mode)", "cordon", "")
+	ratio("cordon (container mode)", "bubblewrap", "")
+	ratio("cordon (container mode)", "bare", "")
 	if byName["baseline"] != nil {
 		ratio("cordon (warm, serve)", "baseline (warm, serve)", "")
 		ratio("baseline (warm, serve)", "bubblewrap", "")

@@ -205,6 +205,12 @@ func runContained(ctx context.Context, s *specs.Spec, o Options) (status int, er
 	if sv != nil {
 		sv.start(cmd.Process.Pid)
 	}
+	// cordon list shows the run by its init.
+	o.Meta.Mode, o.Meta.Init = s.Annotations[spec.AnnotationSandbox], cmd.Process.Pid
+	o.Meta.InitTime = startTime(o.Meta.Init)
+	if err := writeMeta(o.Root, o.ID, o.Meta); err != nil {
+		note(o, err.Error())
+	}
 	if term != nil {
 		if err := term.start(term.master); err != nil {
 			lifeW.Close()

@@ -54,6 +54,14 @@ func load(root, id string) (Sandbox, bool) {
 	}
 	sb.Owner, sb.Args, sb.Workspace, sb.Created = m.Owner, m.Args, m.Workspace, m.Created
 	sb.Orphaned = !alive(m.Owner, m.OwnerTime)
+	if m.Mode != "" {
+		// A contained run: its init, on the host, is the sandbox.
+		sb.Mode, sb.Status = m.Mode, "stopped"
+		if alive(m.Init, m.InitTime) {
+			sb.Status, sb.Pid = "running", m.Init
+		}
+		return sb, true
+	}
 	if c, err := libcontainer.Load(root, id); err == nil {
 		if st, err := c.Status(); err == nil {
 			sb.Status = st.String()

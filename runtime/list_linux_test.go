@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestSweepDue(t *testing.T) {
@@ -40,5 +43,43 @@ func TestSweepDue(t *testing.T) {
 				t.Errorf("sweepDue right after a sweep = true, want false")
 			}
 		})
+	}
+}
+
+// TestListContained: a contained run, which has no libcontainer state, is
+// listed by its init: running while that process lives, stopped after.
+func TestListContained(t *testing.T) {
+	root := t.TempDir()
+	self := os.Getpid()
+	runs := []struct {
+		id   string
+		meta Meta
+		want Sandbox
+	}{
+		{"run-live", Meta{Args: []string{"sleep", "9"}, Workspace: "/w", Mode: "container", Init: self, InitTime: startTime(self)},
+			Sandbox{ID: "run-live", Status: "running", Pid: self, Args: []string{"sleep", "9"}, Workspace: "/w", Mode: "container"}},
+		// The same pid, started at another time: not the run's init.
+		{"run-gone", Meta{Args: []string{"true"}, Workspace: "/w", Mode: "unconfined", Init: self, InitTime: startTime(self) + 1},
+			Sandbox{ID: "run-gone", Status: "stopped", Args: []string{"true"}, Workspace: "/w", Mode: "unconfined"}},
+	}
+	for _, r := range runs {
+		if err := os.Mkdir(filepath.Join(root, r.id), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeMeta(root, r.id, r.meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := List(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Sandbox
+	for _, r := range runs {
+		want = append(want, r.want)
+	}
+	ignore := cmpopts.IgnoreFields(Sandbox{}, "Owner", "Created")
+	if d := cmp.Diff(want, got, ignore, cmpopts.SortSlices(func(a, b Sandbox) bool { return a.ID < b.ID })); d != "" {
+		t.Errorf("List (-want +got):\n%s", d)
 	}
 }

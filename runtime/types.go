@@ -19,6 +19,10 @@ type Sandbox struct {
 	Created   time.Time `json:"created"`
 	// Orphaned is set when the cordon process that ran it is gone.
 	Orphaned bool `json:"orphaned,omitempty"`
+	// Mode is the sandbox's mode when it is not the full sandbox:
+	// spec.ModeContainer or spec.ModeUnconfined (no libcontainer state;
+	// Pid is cordon's init on the host).
+	Mode string `json:"mode,omitempty"`
 }
 
 // Meta is what cordon records about a live sandbox besides libcontainer's
@@ -32,6 +36,12 @@ type Meta struct {
 	// Scrub is the spec's AnnotationScrub, for GC to apply when the run
 	// crashed.
 	Scrub string `json:"scrub,omitempty"`
+	// Mode, Init and InitTime are a contained run's (see Sandbox.Mode):
+	// its mode, and the pid and start time of its init, which no
+	// libcontainer state records.
+	Mode     string `json:"mode,omitempty"`
+	Init     int    `json:"init,omitempty"`
+	InitTime uint64 `json:"initStartTime,omitempty"`
 }
 
 // Options are the host side of one run.

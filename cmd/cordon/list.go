@@ -44,6 +44,9 @@ func listCommand() *cli.Command {
 			fmt.Fprintln(w, "ID\tSTATUS\tPID\tCREATED\tWORKSPACE\tCOMMAND")
 			for _, s := range list {
 				status := s.Status
+				if s.Mode != "" {
+					status += " (" + s.Mode + " mode)"
+				}
 				if s.Orphaned {
 					status += " (orphaned)"
 				}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -153,6 +154,35 @@ touch "$TMPDIR/y" && echo tmpdir=writable`)
 		if n := waitProcs(5*time.Second, func(n int) bool { return n == 0 }, "sleep "+left, "sleep "+late); n != 0 {
 			t.Errorf("%d sleeps outlived their runs", n)
 		}
+
+		// cordon list shows the run while it runs, by its init.
+		long := uniqueSleep(300)
+		run := b.start(runSpec{args: []string{"sleep", long}})
+		l := b.liveRun()
+		if l.Status != "running" || l.Mode != "container" || l.Pid <= 0 || strings.Join(l.Args, " ") != "sleep "+long {
+			t.Errorf("cordon list: %+v, want the run running in the container mode, with its init's pid", l)
+		}
+		_ = run.cmd.Process.Signal(syscall.SIGTERM) // cordon exec passes it on, cordon too
+		if r := run.wait(); r.code != 128+15 {
+			t.Errorf("the listed run, ended by SIGTERM: exit %d, want %d\n%s", r.code, 128+15, r)
+		}
+		for _, l := range b.list() {
+			if l.Workspace == b.ws {
+				t.Errorf("cordon list shows the run after it ended: %+v", l)
+			}
+		}
+
+		// A denied file inside the workspace cannot be hidden: the run is
+		// refused, in one line that names it and the fixes.
+		env := filepath.Join(b.ws, ".env")
+		must(t, os.WriteFile(env, []byte("KEY=secret-"+b.token+"\n"), 0o600))
+		b.chown()
+		r = b.runSpec(runSpec{flags: []string{"--deny-read", "**/.env"}, args: []string{"cat", ".env"}})
+		if r.code != 125 || strings.Contains(r.stdout, "secret-") || len(lines(r.stderr)) != 1 ||
+			!strings.Contains(r.stderr, "cannot hide "+env) || !strings.Contains(r.stderr, "move it out of "+b.ws) {
+			t.Errorf("a denied .env in the workspace: exit %d, want 125 and one line naming it and the fixes\n%s", r.code, r)
+		}
+		must(t, os.Remove(env))
 
 		// Settings that want the full sandbox refuse the mode.
 		for _, key := range []string{`"cordon": {"requireFullSandbox": true}`, `"sandbox": {"failIfUnavailable": true}`} {

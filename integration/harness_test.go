@@ -736,6 +736,7 @@ type listed struct {
 	Args      []string `json:"args"`
 	Workspace string   `json:"workspace"`
 	Orphaned  bool     `json:"orphaned"`
+	Mode      string   `json:"mode"`
 }
 
 // list runs `cordon list --json` as the box's caller.

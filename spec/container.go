@@ -105,8 +105,9 @@ func containerLandlock(fsys fs.FS, req Request, writable, denied, allowRead, cac
 		}
 		for _, w := range writable {
 			if paths.Under(real, w) {
-				return nil, fmt.Errorf("%w: the container mode cannot hide %s inside the writable %s (Landlock grants a directory whole): "+
-					"move it out, drop the denyRead, or run where cordon gets user namespaces (cordon doctor)", ErrUnsupported, d, w)
+				return nil, fmt.Errorf("%w: the container mode cannot hide %s from the command: it is inside the writable %s, and Landlock "+
+					"grants a directory with everything in it; move it out of %s, take it out of denyRead (the settings, or a Read() deny rule), "+
+					"or run where cordon gets user namespaces, whose full sandbox hides it (cordon doctor says how)", ErrUnsupported, real, w, w)
 			}
 		}
 	}

@@ -247,8 +247,9 @@ func TestContainerRefusesHiddenInWritable(t *testing.T) {
 	r := request("true")
 	r.Mode = ModeContainer
 	_, err := Compile(p, r, amd64)
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "/home/u/ws/src/main.go") {
-		t.Errorf("Compile = %v, want ErrUnsupported naming the path", err)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "cannot hide /home/u/ws/src/main.go from the command") ||
+		!strings.Contains(err.Error(), "move it out of /home/u/ws") || !strings.Contains(err.Error(), "full sandbox") {
+		t.Errorf("Compile = %v, want ErrUnsupported naming the path and the fixes", err)
 	}
 	// The full sandbox hides it with a mount.
 	r.Mode = ModeFull

@@ -125,6 +125,31 @@ cd - >/dev/null
 
 var ordinaryCases = []ordinaryCase{
 	// JavaScript.
+	{name: "npm init, install and test", slow: true,
+		setup: `cat > test.js <<'EOF'
+const isNumber = require('is-number');
+const assert = require('assert');
+assert.ok(isNumber(5));
+assert.ok(isNumber('5'));
+assert.ok(!isNumber('five'));
+console.log('3 checks passed');
+EOF
+`,
+		cmd:   `npm init -y && npm install is-number@7.0.0 && npm pkg set scripts.test="node test.js" && npm test`,
+		want:  []string{"3 checks passed"},
+		check: `test -f node_modules/is-number/package.json && grep -q '"is-number"' package.json && test -f package-lock.json`},
+	{name: "npm ci from a lockfile", slow: true,
+		setup: `cat > package.json <<'EOF'
+{"name": "shop", "version": "1.0.0", "private": true, "dependencies": {"is-number": "7.0.0"}}
+EOF
+npm install --package-lock-only --no-audit --no-fund >/dev/null
+`,
+		cmd:   `npm ci && node -e "console.log('is a number:', require('is-number')('42'))"`,
+		want:  []string{"is a number: true"},
+		check: `test -f node_modules/is-number/index.js`},
+	{name: "npx of an installed bin", slow: true,
+		cmd:  `npm init -y >/dev/null && npm install --save-dev semver@7.6.3 && npx semver --range '^7.0.0' 6.2.0 7.6.3`,
+		want: []string{"\n7.6.3\n"}},
 	{name: "npm run of a package.json script",
 		setup: `mkdir -p src
 printf '# Hello\n' > src/index.md
@@ -187,6 +212,35 @@ kill $server`,
 		want: []string{"pong /health"}},
 
 	// Go.
+	{name: "go mod init, get, tidy, build and test", slow: true,
+		setup: `cat > main.go <<'EOF'
+package main
+
+import (
+	"fmt"
+
+	"golang.org/x/example/hello/reverse"
+)
+
+func shout(s string) string { return reverse.String(s) + "!" }
+
+func main() { fmt.Println(shout("hello")) }
+EOF
+cat > main_test.go <<'EOF'
+package main
+
+import "testing"
+
+func TestShout(t *testing.T) {
+	if got := shout("abc"); got != "cba!" {
+		t.Fatalf("shout(abc) = %q", got)
+	}
+}
+EOF
+`,
+		cmd:   `go mod init example.com/greet && go get golang.org/x/example/hello/reverse && go mod tidy && go build -o greet . && ./greet && go test ./...`,
+		want:  []string{"olleh!", "ok  \texample.com/greet"},
+		check: `test -x greet && grep -q golang.org/x/example/hello go.mod && test -s go.sum`},
 	{name: "gofmt",
 		setup: `printf 'package main\nimport "fmt"\nfunc main() {\nfmt.Println("hi")\n}\n' > main.go`,
 		cmd:   `gofmt -l . && gofmt -w main.go && gofmt -l . | wc -l && head -3 main.go`,

@@ -327,3 +327,51 @@ func TestInDockerNetwork(t *testing.T) {
 		}
 	})
 }
+
+// TestContainedKilled: the container mode cannot make the protected paths
+// read-only during a run; its cordon puts them back after it. A cordon
+// killed before it could (SIGKILL, as an agent harness's timeout sends)
+// leaves nothing running (the init ends the command's tree), and the next
+// cordon's GC puts back what the command changed, from the record the run
+// left in its state directory.
+func TestContainedKilled(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		b := newBox(t, c)
+		hooks, config := filepath.Join(b.ws, ".git", "hooks"), filepath.Join(b.ws, ".git", "config")
+		must(t, os.MkdirAll(hooks, 0o755))
+		const original = "[core]\n\trepositoryformatversion = 0\n"
+		must(t, os.WriteFile(config, []byte(original), 0o644))
+		settings := filepath.Join(b.dir, "contained.json")
+		must(t, os.WriteFile(settings, []byte(`{"cordon": {"containerMode": true}}`), 0o644))
+		b.chown()
+		s := uniqueSleep(300)
+		r := b.start(runSpec{flags: []string{"--settings", settings}, args: []string{"sh", "-c", `printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit; printf '\tfsmonitor = evil\n' >> .git/config; echo ready; exec sleep ` + s}})
+		r.waitStdout("ready")
+		_ = r.cmd.Process.Kill()
+		r.wait()
+		if n := waitProcs(5*time.Second, func(n int) bool { return n == 0 }, "sleep "+s); n != 0 {
+			t.Errorf("the command outlived its killed cordon")
+		}
+		if got := readFile(config); got == original {
+			t.Fatalf("the command did not change .git/config: nothing to put back")
+		}
+		// The next cordon (here cordon gc; a run's own GC too, before
+		// its command), once the init has gone.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b.cordon(runSpec{}, "gc")
+			if readFile(config) == original || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if got := readFile(config); got != original {
+			t.Errorf(".git/config after GC: %q, want it put back: %q", got, original)
+		}
+		if exists(filepath.Join(hooks, "pre-commit")) {
+			t.Errorf("the hook the command planted is still in .git/hooks after GC")
+		}
+	})
+}

@@ -71,6 +71,12 @@ func runContained(ctx context.Context, s *specs.Spec, o Options) (status int, er
 	if err != nil {
 		return 0, err
 	}
+	if len(snap.Entries) > 0 {
+		// For GC, should this cordon die before it puts them back.
+		if err := snap.save(o.Root); err != nil {
+			return 0, err
+		}
+	}
 	undo = append(undo, func() {
 		// What appeared goes first (a changed nested name is moved
 		// aside), then what was there comes back.

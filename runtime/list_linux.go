@@ -101,6 +101,11 @@ func gc(root string, sweepNow bool) ([]string, error) {
 		if !orphaned(root, id) {
 			continue
 		}
+		if m, err := readMeta(root, id); err == nil && m.Mode != "" && alive(m.Init, m.InitTime) {
+			// A contained run's init outlives its cordon to end the
+			// command's tree: once it has, the run is GC's.
+			continue
+		}
 		if c, err := libcontainer.Load(root, id); err == nil {
 			destroy(c, false) // ending what still runs in it
 		} else {
@@ -110,6 +115,12 @@ func gc(root string, sweepNow bool) ([]string, error) {
 		}
 		if m, err := readMeta(root, id); err == nil && m.Scrub != "" {
 			scrub(&specs.Spec{Annotations: map[string]string{spec.AnnotationScrub: m.Scrub}}, id, m.Created)
+		}
+		// A contained run's protected paths, which its cordon did not
+		// live to put back (its init ended the command's tree when it
+		// went, so nothing changes them any more).
+		if snap, err := loadProtected(root, id); err == nil && snap != nil {
+			snap.restore()
 		}
 		// State libcontainer cannot load (a crash between its create
 		// and its first save) goes too.

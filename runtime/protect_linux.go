@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,17 +29,49 @@ const (
 
 // protectedEntry is one file, directory or symlink as it was.
 type protectedEntry struct {
-	path     string
-	mode     uint32 // st_mode, type included
-	dev, ino uint64
-	data     []byte   // a regular file's content
-	target   string   // a symlink's
-	names    []string // a directory's entries
+	Path  string   `json:"path"`
+	Mode  uint32   `json:"mode"` // st_mode, type included
+	Dev   uint64   `json:"dev"`
+	Ino   uint64   `json:"ino"`
+	Data  []byte   `json:"data,omitempty"`  // a regular file's content
+	Link  string   `json:"link,omitempty"`  // a symlink's target
+	Names []string `json:"names,omitempty"` // a directory's entries
 }
 
 type protectedSnapshot struct {
-	entries []protectedEntry
+	Entries []protectedEntry `json:"entries"`
 	id      string
+}
+
+// protectedFile is the snapshot's file in the run's state directory: GC
+// puts the paths back from it when the run's cordon died before it could
+// (SIGKILL, a harness's timeout), before the next run.
+const protectedFile = "protected.json"
+
+// save writes the snapshot to the run's state directory.
+func (snap *protectedSnapshot) save(root string) error {
+	data, err := json.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(stateFile(root, snap.id, protectedFile), data, 0o600); err != nil {
+		return fmt.Errorf("protected paths: %w", err)
+	}
+	return nil
+}
+
+// loadProtected reads the snapshot a run saved, or nil when it saved
+// none (a full sandbox's run).
+func loadProtected(root, id string) (*protectedSnapshot, error) {
+	data, err := os.ReadFile(stateFile(root, id, protectedFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	snap := &protectedSnapshot{id: id}
+	return snap, json.Unmarshal(data, snap)
 }
 
 // snapshotProtected records the protected paths that exist, and everything
@@ -55,45 +88,45 @@ func snapshotProtected(ps []string, id string) (*protectedSnapshot, error) {
 			}
 			return fmt.Errorf("protected path %s: %w", p, err)
 		}
-		if len(snap.entries) >= maxProtectedEntries || size > maxProtectedBytes {
+		if len(snap.Entries) >= maxProtectedEntries || size > maxProtectedBytes {
 			return fmt.Errorf("the protected paths inside the writable roots hold more than %d files or %d MiB, which the container mode would have to put back after the run", maxProtectedEntries, maxProtectedBytes>>20)
 		}
-		e := protectedEntry{path: p, mode: st.Mode, dev: st.Dev, ino: st.Ino}
+		e := protectedEntry{Path: p, Mode: st.Mode, Dev: st.Dev, Ino: st.Ino}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
 			data, err := readNoFollow(p)
 			if err != nil {
 				return fmt.Errorf("protected path %s: %w", p, err)
 			}
-			e.data = data
+			e.Data = data
 			size += len(data)
 		case unix.S_IFLNK:
 			t, err := os.Readlink(p)
 			if err != nil {
 				return fmt.Errorf("protected path %s: %w", p, err)
 			}
-			e.target = t
+			e.Link = t
 		case unix.S_IFDIR:
 			des, err := os.ReadDir(p)
 			if err != nil {
 				return fmt.Errorf("protected path %s: %w", p, err)
 			}
 			for _, de := range des {
-				e.names = append(e.names, de.Name())
+				e.Names = append(e.Names, de.Name())
 			}
-			snap.entries = append(snap.entries, e)
-			for _, n := range e.names {
+			snap.Entries = append(snap.Entries, e)
+			for _, n := range e.Names {
 				if err := add(path.Join(p, n)); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
-		snap.entries = append(snap.entries, e)
+		snap.Entries = append(snap.Entries, e)
 		return nil
 	}
 	for _, p := range ps {
-		if slices.ContainsFunc(snap.entries, func(e protectedEntry) bool { return e.path == p }) {
+		if slices.ContainsFunc(snap.Entries, func(e protectedEntry) bool { return e.Path == p }) {
 			continue
 		}
 		if err := add(p); err != nil {
@@ -119,11 +152,11 @@ func readNoFollow(p string) ([]byte, error) {
 // note for each one it had to.
 func (snap *protectedSnapshot) restore() []string {
 	var notes []string
-	for _, e := range snap.entries {
+	for _, e := range snap.Entries {
 		what, err := snap.restoreOne(e)
 		switch {
 		case err != nil:
-			notes = append(notes, fmt.Sprintf("could not put back the protected %s: %v", e.path, err))
+			notes = append(notes, fmt.Sprintf("could not put back the protected %s: %v", e.Path, err))
 		case what != "":
 			notes = append(notes, what)
 		}
@@ -131,18 +164,18 @@ func (snap *protectedSnapshot) restore() []string {
 	return notes
 }
 
-// restoreOne makes e.path what it was, walking to it without following a
+// restoreOne makes e.Path what it was, walking to it without following a
 // symlink. A symlink or file on the way, or something else in its place,
 // is moved aside first.
 func (snap *protectedSnapshot) restoreOne(e protectedEntry) (string, error) {
-	dir, name, err := openParent(e.path)
+	dir, name, err := openParent(e.Path)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ENOENT) {
 		// The way there changed: the protected parents come back first
 		// (they are earlier entries); what is left is outside them.
-		if _, _, err := scrubOne(path.Dir(e.path), snap.id); err != nil {
+		if _, _, err := scrubOne(path.Dir(e.Path), snap.id); err != nil {
 			return "", err
 		}
-		dir, name, err = openParent(e.path)
+		dir, name, err = openParent(e.Path)
 	}
 	if err != nil {
 		return "", err
@@ -155,17 +188,17 @@ func (snap *protectedSnapshot) restoreOne(e protectedEntry) (string, error) {
 		if err := snap.make(dir, name, e); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("put back %s (protected; removed during the run)", e.path), nil
+		return fmt.Sprintf("put back %s (protected; removed during the run)", e.Path), nil
 	case err != nil:
 		return "", err
 	}
-	typ := e.mode & unix.S_IFMT
+	typ := e.Mode & unix.S_IFMT
 	same := st.Mode&unix.S_IFMT == typ
 	switch {
 	case same && typ == unix.S_IFDIR:
 		var moved []string
-		if st.Mode != e.mode {
-			if err := unix.Fchmodat(dir, name, e.mode&0o7777, 0); err != nil {
+		if st.Mode != e.Mode {
+			if err := unix.Fchmodat(dir, name, e.Mode&0o7777, 0); err != nil {
 				return "", err
 			}
 			moved = append(moved, "its mode")
@@ -174,14 +207,14 @@ func (snap *protectedSnapshot) restoreOne(e protectedEntry) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		f := os.NewFile(uintptr(fd), e.path)
+		f := os.NewFile(uintptr(fd), e.Path)
 		now, err := f.Readdirnames(-1)
 		if err != nil {
 			f.Close()
 			return "", err
 		}
 		for _, n := range now {
-			if slices.Contains(e.names, n) {
+			if slices.Contains(e.Names, n) {
 				continue
 			}
 			if err := unix.Renameat2(fd, n, fd, n+".cordon-quarantine-"+snap.id, unix.RENAME_NOREPLACE); err != nil {
@@ -194,14 +227,14 @@ func (snap *protectedSnapshot) restoreOne(e protectedEntry) (string, error) {
 		if len(moved) == 0 {
 			return "", nil
 		}
-		return fmt.Sprintf("put back the protected %s: %s changed during the run (moved aside as *.cordon-quarantine-%s)", e.path, strings.Join(moved, ", "), snap.id), nil
+		return fmt.Sprintf("put back the protected %s: %s changed during the run (moved aside as *.cordon-quarantine-%s)", e.Path, strings.Join(moved, ", "), snap.id), nil
 	case same && typ == unix.S_IFLNK:
 		buf := make([]byte, unix.PathMax)
 		n, err := unix.Readlinkat(dir, name, buf)
-		if err == nil && string(buf[:n]) == e.target {
+		if err == nil && string(buf[:n]) == e.Link {
 			return "", nil
 		}
-	case same && typ == unix.S_IFREG && st.Dev == e.dev && st.Ino == e.ino:
+	case same && typ == unix.S_IFREG && st.Dev == e.Dev && st.Ino == e.Ino:
 		// The same file: its content and mode are put back in place
 		// (never through another inode, which could be a hard link to
 		// a file outside the writable roots).
@@ -209,25 +242,25 @@ func (snap *protectedSnapshot) restoreOne(e protectedEntry) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		f := os.NewFile(uintptr(fd), e.path)
+		f := os.NewFile(uintptr(fd), e.Path)
 		defer f.Close()
 		var now bytes.Buffer
 		if _, err := now.ReadFrom(f); err != nil {
 			return "", err
 		}
-		if bytes.Equal(now.Bytes(), e.data) && st.Mode == e.mode {
+		if bytes.Equal(now.Bytes(), e.Data) && st.Mode == e.Mode {
 			return "", nil
 		}
 		if err := f.Truncate(0); err != nil {
 			return "", err
 		}
-		if _, err := f.WriteAt(e.data, 0); err != nil {
+		if _, err := f.WriteAt(e.Data, 0); err != nil {
 			return "", err
 		}
-		if err := unix.Fchmod(fd, e.mode&0o7777); err != nil {
+		if err := unix.Fchmod(fd, e.Mode&0o7777); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("put back %s (protected; changed during the run)", e.path), nil
+		return fmt.Sprintf("put back %s (protected; changed during the run)", e.Path), nil
 	}
 	dst := name + ".cordon-quarantine-" + snap.id
 	if err := unix.Renameat2(dir, name, dir, dst, unix.RENAME_NOREPLACE); err != nil {
@@ -236,28 +269,28 @@ func (snap *protectedSnapshot) restoreOne(e protectedEntry) (string, error) {
 	if err := snap.make(dir, name, e); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("put back %s (protected; replaced during the run: moved to %s)", e.path, path.Join(path.Dir(e.path), dst)), nil
+	return fmt.Sprintf("put back %s (protected; replaced during the run: moved to %s)", e.Path, path.Join(path.Dir(e.Path), dst)), nil
 }
 
 // make creates e as name in dir.
 func (snap *protectedSnapshot) make(dir int, name string, e protectedEntry) error {
-	switch e.mode & unix.S_IFMT {
+	switch e.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		return unix.Mkdirat(dir, name, e.mode&0o7777)
+		return unix.Mkdirat(dir, name, e.Mode&0o7777)
 	case unix.S_IFLNK:
-		return unix.Symlinkat(e.target, dir, name)
+		return unix.Symlinkat(e.Link, dir, name)
 	case unix.S_IFREG:
-		fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, e.mode&0o7777)
+		fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, e.Mode&0o7777)
 		if err != nil {
 			return err
 		}
 		f := os.NewFile(uintptr(fd), name)
-		_, err = f.Write(e.data)
+		_, err = f.Write(e.Data)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err == nil {
-			err = unix.Fchmodat(dir, name, e.mode&0o7777, 0)
+			err = unix.Fchmodat(dir, name, e.Mode&0o7777, 0)
 		}
 		return err
 	}

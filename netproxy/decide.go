@@ -54,6 +54,12 @@ const (
 	// ReasonPrivate: an allowed name resolves only to loopback, link-local,
 	// unspecified, multicast, cloud metadata or the host's own addresses.
 	ReasonPrivate Reason = "blocked-private-address"
+	// ReasonTunnel: an allowed destination asked for as a tunnel, which
+	// the settings refuse (refuseOpaqueTunnels).
+	ReasonTunnel Reason = "blocked-opaque-tunnel"
+	// ReasonHostMismatch: a request's Host or a tunnel's first name is
+	// not its destination (requireHostMatch).
+	ReasonHostMismatch Reason = "misdirected-request"
 )
 
 // Decision is the proxy's verdict on one connection or request, reported to
@@ -110,6 +116,8 @@ const (
 	kindDeniedAddr
 	kindPrivate
 	kindListedAddr
+	kindTunnel
+	kindHostMismatch
 	kindIPUnlisted
 	kindUnlisted
 	kindAskRefused
@@ -260,10 +268,23 @@ func (p *Proxy) decideQuietly(ctx context.Context, proto, host string, port int)
 	return d
 }
 
+// refuseTunnel is the refusal of a tunnel to the allowed destination d
+// under refuseOpaqueTunnels, reported; false when tunnels are not
+// refused.
+func (p *Proxy) refuseTunnel(d Decision) (Decision, bool) {
+	if !p.cfg.RefuseOpaqueTunnels {
+		return d, false
+	}
+	r := Decision{Run: d.Run, Protocol: d.Protocol, Host: d.Host, Port: d.Port, Reason: ReasonTunnel,
+		Rule: "refuseOpaqueTunnels: a tunnel the proxy cannot see into", kind: kindTunnel}
+	p.report(r)
+	return r, true
+}
+
 // route sets the upstream proxy an allowed destination is reached
 // through, if any, and reports whether there is one.
 func (d *Decision) route(u *Upstream) bool {
-	d.via = u.route(d.Host, d.Protocol != "http")
+	d.via = u.route(d.Host, d.Port, d.Protocol != "http")
 	if d.via == nil {
 		return false
 	}

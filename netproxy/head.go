@@ -310,6 +310,11 @@ func readRequestHead(br *bufio.Reader, hr *headReader) (*http.Request, error) {
 	case strings.ContainsAny(f.host, " \t"):
 		return nil, badHead("malformed Host header")
 	}
+	if f.hosts > 0 {
+		// net/http keeps the target's authority in Host and drops the
+		// field; requireHostMatch compares them
+		req.Header["Host"] = []string{f.host}
+	}
 	return req, nil
 }
 

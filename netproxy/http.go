@@ -140,6 +140,12 @@ func (p *Proxy) serveRequest(cc *clientConn, req *http.Request, rt route) bool {
 		proto = "connect"
 	}
 	d := p.decide(p.ctx, proto, host, port)
+	if d.Allowed && proto == "connect" {
+		d, _ = p.refuseTunnel(d)
+	}
+	if d.Allowed && proto == "http" {
+		d = p.hostMatch(req, d)
+	}
 	if !d.Allowed {
 		status, xerr, body := refusal(d)
 		return cc.answerPhrase(req, status, refusalPhrase(d), xerr, body)
@@ -150,11 +156,38 @@ func (p *Proxy) serveRequest(cc *clientConn, req *http.Request, rt route) bool {
 	return p.forward(cc, req, d, rt)
 }
 
+// hostMatch is, under requireHostMatch, the refusal (reported) of an
+// absolute-form request whose Host field names another host or port than
+// its target; d otherwise.
+func (p *Proxy) hostMatch(req *http.Request, d Decision) Decision {
+	field := req.Header.Get("Host")
+	if !p.cfg.RequireHostMatch || field == "" {
+		return d
+	}
+	host, port, err := splitAuthority(field, 80)
+	if err == nil {
+		name, addr, nerr := normalizeHost(host)
+		if addr.IsValid() {
+			name = addr.String()
+		}
+		if nerr == nil && name == d.Host && port == d.Port {
+			return d
+		}
+	}
+	r := Decision{Run: d.Run, Protocol: d.Protocol, Host: d.Host, Port: d.Port, Reason: ReasonHostMismatch,
+		Rule: "requireHostMatch: the Host of a request to " + d.dest() + " is " + strconv.Quote(printable(field)), kind: kindHostMismatch}
+	p.report(r)
+	return r
+}
+
 // refusal is the answer to a refused destination: 403 and X-Proxy-Error
 // with the reason, or 502 when the name did not resolve.
 func refusal(d Decision) (status int, xerr, body string) {
-	if d.Reason == "" {
+	switch d.Reason {
+	case "":
 		return 502, errResolveFailed, d.Message()
+	case ReasonHostMismatch:
+		return 421, string(d.Reason), d.Message()
 	}
 	return 403, string(d.Reason), d.Message()
 }
@@ -584,7 +617,7 @@ func (p *Proxy) exchange(cc *clientConn, out outgoing, d Decision, uc *upConn, h
 				cc.linger = true
 				return false, false
 			}
-			h := responseHead(resp)
+			h := responseHead(resp, p.cfg.StripResponseHeaders)
 			h = append(h, "Connection: Upgrade\r\nUpgrade: "...)
 			h = append(h, resp.Header.Get("Upgrade")...)
 			h = append(h, "\r\n\r\n"...)
@@ -599,7 +632,7 @@ func (p *Proxy) exchange(cc *clientConn, out outgoing, d Decision, uc *upConn, h
 		}
 		// 100 Continue, 103 Early Hints: HTTP/1.0 clients know none
 		if req.ProtoMinor >= 1 {
-			if _, err := cc.c.Write(append(responseHead(resp), "\r\n"...)); err != nil {
+			if _, err := cc.c.Write(append(responseHead(resp, p.cfg.StripResponseHeaders), "\r\n"...)); err != nil {
 				finish(0)
 				return false, false
 			}
@@ -607,7 +640,7 @@ func (p *Proxy) exchange(cc *clientConn, out outgoing, d Decision, uc *upConn, h
 	}
 	keep = keepAlive(req)
 	kind := responseBody(resp, req.Method)
-	h := responseHead(resp)
+	h := responseHead(resp, p.cfg.StripResponseHeaders)
 	switch kind {
 	case bodyNone:
 		// a HEAD's or a 304's Content-Length describes what a GET would get
@@ -802,12 +835,25 @@ func originForm(target string) string {
 }
 
 // responseHead is the status line and the end-to-end fields of resp, as
-// HTTP/1.1, without the empty line that ends a head.
-func responseHead(resp *http.Response) []byte {
+// HTTP/1.1, without the empty line that ends a head, and without the
+// fields strip names (compared without case, '-', '_' and '.' alike).
+func responseHead(resp *http.Response, strip []string) []byte {
 	_, reason, _ := strings.Cut(resp.Status, " ")
 	b := make([]byte, 0, 512)
 	b = fmt.Appendf(b, "HTTP/1.1 %03d %s\r\n", resp.StatusCode, reason)
-	return appendHeader(b, endToEnd(resp.Header))
+	h := endToEnd(resp.Header)
+	for k := range h {
+		if slices.ContainsFunc(strip, func(s string) bool { return foldName(s) == foldName(k) }) {
+			delete(h, k)
+		}
+	}
+	return appendHeader(b, h)
+}
+
+// foldName is a field name as some servers read it: without case, and
+// '_' and '.' taken for '-'.
+func foldName(s string) string {
+	return strings.NewReplacer("_", "-", ".", "-").Replace(strings.ToLower(s))
 }
 
 // copyBody copies n bytes, or until src ends when n < 0, from src, whose

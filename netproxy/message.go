@@ -25,7 +25,7 @@ func (d Decision) AllowEntry() string {
 		return ""
 	}
 	switch d.kind {
-	case kindInvalid, kindDenied, kindDeniedAddr, kindPrivate, kindListedAddr, kindUnresolved:
+	case kindInvalid, kindDenied, kindDeniedAddr, kindPrivate, kindListedAddr, kindUnresolved, kindTunnel, kindHostMismatch:
 		return ""
 	}
 	entry := d.Host
@@ -75,6 +75,10 @@ func (d Decision) Message() string {
 	case kindDeniedAddr:
 		fmt.Fprintf(&b, "%s resolves to an address on the deny list.\n", d.Host)
 		fmt.Fprintf(&b, "To allow it, remove that address from %s or from the settings key %s (cordon's log names it).\n", denyFlag, denyKey)
+	case kindTunnel:
+		b.WriteString("The settings refuse every tunnel (CONNECT, SOCKS5), which the proxy cannot see into (sandbox.network.refuseOpaqueTunnels); plain http:// requests are decided one by one.\n")
+	case kindHostMismatch:
+		fmt.Fprintf(&b, "%s.\nThe settings require a request's Host, and a tunnel's TLS server name, to name where it goes (sandbox.network.requireHostMatch).\n", d.Rule)
 	case kindListedAddr:
 		fmt.Fprintf(&b, "%s resolves to an address that the settings key sandbox.network.deniedResolvedAddresses refuses.\n", d.Host)
 		fmt.Fprintf(&b, "To reach that address on purpose, list the address itself with %s or in the settings key %s (cordon's log names it).\n", allowFlag, allowKey)

@@ -19,9 +19,11 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,6 +78,24 @@ type Config struct {
 	// RootCAs verify the servers of terminated tunnels (nil: this host's
 	// roots).
 	RootCAs *x509.CertPool
+	// StripResponseHeaders are never passed back to the command (settings
+	// key sandbox.network.stripResponseHeaders): compared without case,
+	// '-', '_' and '.' alike, as sandbox-runtime does.
+	StripResponseHeaders []string
+	// RequireHostMatch refuses a request whose Host names another host or
+	// port than its target (421), and a tunnel whose first request or TLS
+	// server name names another host than the tunnel's
+	// (requireHostMatch).
+	RequireHostMatch bool
+	// RefuseOpaqueTunnels refuses every CONNECT and SOCKS5 tunnel: the
+	// proxy cannot see into them (refuseOpaqueTunnels).
+	RefuseOpaqueTunnels bool
+	// ExternalHTTP and ExternalSOCKS, when set, are the address of a proxy
+	// of the user's on this host ("127.0.0.1:8888") that the sandbox's
+	// HTTP (SOCKS) port leads to instead of this proxy, which then
+	// decides what that port reaches (sandbox-runtime's httpProxyPort and
+	// socksProxyPort): ServePort relays to it.
+	ExternalHTTP, ExternalSOCKS string
 }
 
 // Proxy serves one run: every connection accepted on a listener given to
@@ -132,6 +152,17 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if u := cfg.Upstream; u != nil && len(u.Sockets) > 0 {
+		c := *u
+		c.Sockets = slices.Clone(u.Sockets)
+		for i := range c.Sockets {
+			sp := &c.Sockets[i]
+			if sp.rules, err = NewRules(sp.Domains, nil); err != nil {
+				return nil, fmt.Errorf("the proxy on %s: %w", sp.Path, err)
+			}
+		}
+		cfg.Upstream = &c
+	}
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = defaultAskTimeout
 	}
@@ -169,6 +200,50 @@ func New(cfg Config) (*Proxy, error) {
 // serves each as an HTTP proxy or, when its first byte is 5, as SOCKS5: the
 // HTTP and SOCKS ports both speak both. It returns ErrClosed after Close.
 func (p *Proxy) Serve(l net.Listener) error {
+	return p.accept(l, p.serveConn)
+}
+
+// ServePort serves l as the sandbox's HTTP port, or its SOCKS port
+// (socks): with Serve, or, when Config.ExternalHTTP (ExternalSOCKS) names
+// a proxy of the user's, by relaying every connection to it as it is.
+func (p *Proxy) ServePort(l net.Listener, socks bool) error {
+	to := p.cfg.ExternalHTTP
+	if socks {
+		to = p.cfg.ExternalSOCKS
+	}
+	if to == "" {
+		return p.Serve(l)
+	}
+	return p.accept(l, func(c net.Conn) { p.relayTo(c, to, !socks) })
+}
+
+// relayTo relays the client connection c to the proxy of the user's at
+// addr; one that does not answer gets, on the HTTP port (httpPort), a 502
+// that names it.
+func (p *Proxy) relayTo(c net.Conn, addr string, httpPort bool) {
+	defer p.wg.Done()
+	defer p.release()
+	defer p.untrack(c)
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
+	up, err := p.dialer.DialContext(ctx, "tcp", addr)
+	cancel()
+	if err != nil {
+		if httpPort {
+			msg := fmt.Sprintf("cordon: your proxy at %s (sandbox.network.httpProxyPort), which the sandbox's HTTP port leads to, does not answer: %v\n", addr, dialError(err))
+			c.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+			c.Write(errorResponse(502, errUpstreamProxy, msg, true))
+			(&clientConn{c: c, linger: true}).close()
+		}
+		c.Close()
+		return
+	}
+	p.relay(c, up, nil, nil)
+}
+
+// accept accepts connections on l until l fails or the Proxy is closed,
+// and serves each, counted and tracked, with serve, which must end with
+// p.wg.Done, p.release and p.untrack.
+func (p *Proxy) accept(l net.Listener, serve func(net.Conn)) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -205,7 +280,7 @@ func (p *Proxy) Serve(l net.Listener) error {
 			c.Close()
 			return ErrClosed
 		}
-		go p.serveConn(c)
+		go serve(c)
 	}
 }
 

@@ -160,6 +160,9 @@ func (p *Proxy) serveSOCKS(c net.Conn) {
 	}
 	c.SetDeadline(time.Time{})
 	d := p.decide(p.ctx, "socks5", req.host, req.port)
+	if d.Allowed {
+		d, _ = p.refuseTunnel(d)
+	}
 	if !d.Allowed {
 		rep := byte(repNotAllowed)
 		if d.Reason == "" {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/textproto"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -537,6 +538,12 @@ func (p *Proxy) checkTunnel(br *bufio.Reader, d Decision) *Decision {
 		}
 		if nerr == nil && canon == d.Host {
 			continue
+		}
+		if p.cfg.RequireHostMatch {
+			r := Decision{Run: p.cfg.Run, Protocol: d.Protocol, Host: d.Host, Port: d.Port, Reason: ReasonHostMismatch,
+				Rule: "requireHostMatch: " + what + " in a tunnel to " + d.dest() + " is " + strconv.Quote(printable(name)), kind: kindHostMismatch}
+			p.report(r)
+			return &r
 		}
 		// The rules decide; what the name resolves to does not matter, as
 		// nothing is dialled for it (the tunnel's addresses were checked).

@@ -39,6 +39,18 @@ type Upstream struct {
 	// TLS, when set, is the client configuration for an https:// upstream
 	// (default: this host's roots; the upstream's name as server name).
 	TLS *tls.Config
+	// Sockets are proxies on unix sockets that some destinations go
+	// through instead, whatever NO_PROXY says (sandbox-runtime's
+	// mitmProxy); the first that matches takes a destination.
+	Sockets []SocketProxy
+}
+
+// SocketProxy is an HTTP proxy on a unix socket for the destinations
+// its Domains match (patterns of ParsePattern).
+type SocketProxy struct {
+	Path    string
+	Domains []string
+	rules   *Rules
 }
 
 // Bypass is a NO_PROXY list as sandbox-runtime reads it (and Go's
@@ -124,8 +136,20 @@ func (n Bypass) Match(host string) bool {
 // host's loopback (a name under localhost or a loopback address), which
 // never goes through one. tunnel: a CONNECT or SOCKS5 tunnel, not a plain
 // http:// request.
-func (u *Upstream) route(host string, tunnel bool) *url.URL {
-	if u == nil || host == "localhost" || strings.HasSuffix(host, ".localhost") || u.NoProxy.Match(host) {
+func (u *Upstream) route(host string, port int, tunnel bool) *url.URL {
+	if u == nil {
+		return nil
+	}
+	for i := range u.Sockets {
+		sp := &u.Sockets[i]
+		if sp.rules == nil {
+			continue
+		}
+		if m, err := sp.rules.Match(host, port); err == nil && m.Verdict == Allowed {
+			return &url.URL{Scheme: "unix", Path: sp.Path}
+		}
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || u.NoProxy.Match(host) {
 		return nil
 	}
 	if a, err := netip.ParseAddr(host); err == nil && a.Unmap().IsLoopback() {
@@ -278,8 +302,16 @@ func proxyAuthorization(u *url.URL) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
 }
 
-// dialProxy connects to the upstream proxy u, over TLS for https://.
+// dialProxy connects to the upstream proxy u, over TLS for https://, or
+// to its unix socket.
 func (p *Proxy) dialProxy(ctx context.Context, u *url.URL) (net.Conn, error) {
+	if u.Scheme == "unix" {
+		c, err := p.dialer.DialContext(ctx, "unix", u.Path)
+		if err != nil {
+			return nil, &UpstreamError{Proxy: Redact(u), Err: err}
+		}
+		return c, nil
+	}
 	port := u.Port()
 	if port == "" {
 		port = "80"

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -506,4 +507,57 @@ func TestDialViaEarlyBytes(t *testing.T) {
 	if _, err := p.dialVia(context.Background(), &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(closedPort(t))}, d); !errors.As(err, &ue) {
 		t.Errorf("a closed port: %v", err)
 	}
+}
+
+// FuzzParseProxyURL: an upstream proxy's URL never panics the parser; one
+// it accepts is http:// or https://, with
+// a host, and reads back the same from its String; an error never shows
+// the password.
+func FuzzParseProxyURL(f *testing.F) {
+	for _, s := range []string{"http://proxy:3128", "proxy:3128", "https://u:p%40ss@proxy/", "socks5://x:1", "http://[::1]:8080", "http://u:secret@h/x", "http://h:0", ":3128"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := ParseProxyURL(s)
+		if err != nil {
+			if pu, perr := url.Parse(s); perr == nil {
+				if pass, ok := pu.User.Password(); ok && len(pass) > 3 && strings.Contains(err.Error(), pass) {
+					t.Fatalf("the error shows the password: %v", err)
+				}
+			}
+			return
+		}
+		if u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "" {
+			t.Fatalf("ParseProxyURL(%q) = %v", s, u)
+		}
+		again, err := ParseProxyURL(u.String())
+		if err != nil || again.String() != u.String() {
+			t.Fatalf("ParseProxyURL(%q) = %v; again %v, %v", s, u, again, err)
+		}
+	})
+}
+
+// FuzzParseNoProxy: a NO_PROXY list never panics the parser, and an
+// entry that is a host name matches that name and its subdomains, as Go's
+// httpproxy and sandbox-runtime read it.
+func FuzzParseNoProxy(f *testing.F) {
+	for _, s := range []string{"example.com", ".example.com,10.0.0.0/8", "*", "*.a.b:8080,[::1]", "a..b,/", ""} {
+		f.Add(s, "a.example.com")
+	}
+	f.Fuzz(func(t *testing.T, list, host string) {
+		n := ParseNoProxy(list)
+		n.Match(host)
+		for e := range strings.SplitSeq(list, ",") {
+			e = strings.ToLower(strings.TrimSpace(e))
+			if e == "" || strings.ContainsAny(e, ":/[]*") || strings.HasPrefix(e, ".") || strings.HasSuffix(e, ".") {
+				continue
+			}
+			if _, err := netip.ParseAddr(e); err == nil {
+				continue
+			}
+			if !n.Match(e) || !n.Match("sub."+e) {
+				t.Fatalf("NO_PROXY=%q does not match %s and its subdomains", list, e)
+			}
+		}
+	})
 }

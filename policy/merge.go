@@ -18,6 +18,10 @@ type Report struct {
 	Values  []ValueReport   `json:"values"`
 	Ignored []IgnoredReport `json:"ignored,omitempty"`
 	Notes   []string        `json:"notes,omitempty"`
+	// Notices are what cordon says on stderr when a command runs (once
+	// per boot): a deprecated spelling, a proxy of the user's that
+	// decides instead of cordon's.
+	Notices []string `json:"notices,omitempty"`
 }
 
 // FileReport is a settings file that was read.
@@ -65,6 +69,10 @@ type merger struct {
 	ports map[string]*setting[int]
 	strs  map[string]*setting[string]
 	hooks map[string]*setting[Hook]
+	// reasons are deniedDomainReasons by entry; mitm is mitmProxy
+	reasons map[string]setting[string]
+	mitm    *setting[MitmProxy]
+	notices []entry
 	// rulePaths maps a settings file and a file tool's rule in it to the
 	// rule's path pattern.
 	rulePaths map[string]string
@@ -97,6 +105,7 @@ func (m *merger) untrusted(l *layer) {
 	}
 	l.envSet = nil
 	m.untrustedCredentials(l)
+	m.dropProxies(l, untrustedReason)
 	m.dropIgnoreViolations(l, untrustedReason)
 	if l.askCommand != nil {
 		m.ignored("cordon.askCommand", l.askCommand.V, l.askCommand.Src, untrustedReason)
@@ -233,6 +242,7 @@ func (m *merger) adminRequired(l *layer, why string) {
 	dropList("sandbox.filesystem.allowWrite", &l.allowWrite)
 	dropList("permissions.additionalDirectories", &l.additionalDirs)
 	m.dropIgnoreViolations(l, reason)
+	m.dropProxies(l, reason)
 	m.dropLoosening([]boolSwitch{
 		{"sandbox.enabled", &l.enabled, true},
 		{"sandbox.failIfUnavailable", &l.failIfUnavailable, true},
@@ -245,6 +255,53 @@ func (m *merger) adminRequired(l *layer, why string) {
 		{"cordon.containerMode", &l.containerMode, false},
 		{"cordon.acceptUnconfined", &l.acceptUnconfined, false},
 	}, reason)
+}
+
+// dropProxies strips a layer's proxies of the user's, reporting them as
+// ignored: a proxy on the host the sandbox's ports lead to decides
+// instead of cordon's allowedDomains (httpProxyPort, socksProxyPort), and
+// an upstream proxy or a unix socket one (parentProxy, mitmProxy) sees
+// the traffic to allowed hosts: a workspace's settings must not send it
+// to one of their choosing.
+func (m *merger) dropProxies(l *layer, reason string) {
+	for _, x := range []struct {
+		key string
+		s   **setting[int]
+	}{{"sandbox.network.httpProxyPort", &l.externalHTTPPort}, {"sandbox.network.socksProxyPort", &l.externalSOCKSPort}} {
+		if *x.s != nil {
+			m.ignored(x.key, strconv.Itoa((*x.s).V), (*x.s).Src, reason)
+			*x.s = nil
+		}
+	}
+	for _, x := range []struct {
+		key string
+		s   **setting[string]
+	}{{"sandbox.network.parentProxy.http", &l.parentHTTP}, {"sandbox.network.parentProxy.https", &l.parentHTTPS}, {"sandbox.network.parentProxy.noProxy", &l.parentNoProxy}} {
+		if *x.s != nil {
+			m.ignored(x.key, redactProxyURL((*x.s).V), (*x.s).Src, reason)
+			*x.s = nil
+		}
+	}
+	if l.mitmProxy != nil {
+		m.ignored("sandbox.network.mitmProxy", l.mitmProxy.V.SocketPath, l.mitmProxy.Src, reason)
+		l.mitmProxy = nil
+	}
+}
+
+// redactProxyURL is a proxy's URL without its password, for the report.
+func redactProxyURL(s string) string {
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 {
+		return s
+	}
+	start := strings.Index(s, "://") + 3
+	if start < 3 || start > at {
+		start = 0
+	}
+	if colon := strings.IndexByte(s[start:at], ':'); colon >= 0 {
+		return s[:start+colon+1] + "xxxxx" + s[at:]
+	}
+	return s
 }
 
 // dropList strips a layer's list, reporting every entry as ignored.
@@ -409,6 +466,8 @@ func (m *merger) apply(l *layer) {
 	list("sandbox.excludedCommands", l.excludedCommands)
 	list("sandbox.network.allowedDomains", l.allowedDomains)
 	list("sandbox.network.deniedDomains", l.deniedDomains)
+	list("sandbox.network.deniedResolvedAddresses", l.deniedAddresses)
+	list("sandbox.network.stripResponseHeaders", l.stripResponseHeaders)
 	list(denyAllDomainsKey, l.denyAllDomains)
 	list("sandbox.network.allowUnixSockets", l.unixSockets)
 	list("sandbox.filesystem.allowRead", l.allowRead)
@@ -440,6 +499,7 @@ func (m *merger) apply(l *layer) {
 		"sandbox.network.strictAllowlist": l.strictAllowlist, "cordon.serve": l.serve,
 		"cordon.requireFullSandbox": l.requireFull, "cordon.containerMode": l.containerMode,
 		"cordon.acceptUnconfined": l.acceptUnconfined, "sandbox.enableWeakerNetworkIsolation": l.weakerNetwork, "cordon.caches.enabled": l.caches,
+		"sandbox.network.requireHostMatch": l.requireHostMatch, "sandbox.network.refuseOpaqueTunnels": l.refuseOpaqueTunnels,
 	} {
 		if s == nil {
 			continue
@@ -453,15 +513,27 @@ func (m *merger) apply(l *layer) {
 		m.flags[key] = s
 	}
 	for key, s := range map[string]*setting[int]{
-		"sandbox.network.httpProxyPort": l.httpProxyPort, "sandbox.network.socksProxyPort": l.socksProxyPort,
+		"cordon.httpProxyPort": l.httpProxyPort, "cordon.socksProxyPort": l.socksProxyPort,
+		"sandbox.network.httpProxyPort": l.externalHTTPPort, "sandbox.network.socksProxyPort": l.externalSOCKSPort,
 	} {
 		if s != nil {
 			m.ports[key] = s
 		}
 	}
+	for k, v := range l.deniedReasons {
+		if m.reasons == nil {
+			m.reasons = map[string]setting[string]{}
+		}
+		m.reasons[k] = v
+	}
+	if l.mitmProxy != nil {
+		m.mitm = l.mitmProxy
+	}
+	m.notices = append(m.notices, l.notices...)
 	for key, s := range map[string]*setting[string]{
 		"permissions.disableBypassPermissionsMode": l.disableBypass, "cordon.askCommand": l.askCommand,
-		"permissions.disableAutoMode": l.disableAuto,
+		"permissions.disableAutoMode": l.disableAuto, "sandbox.network.parentProxy.http": l.parentHTTP,
+		"sandbox.network.parentProxy.https": l.parentHTTPS, "sandbox.network.parentProxy.noProxy": l.parentNoProxy,
 	} {
 		if s != nil {
 			m.strs[key] = s
@@ -538,6 +610,16 @@ func (m *merger) finish(layers []*layer) {
 		m.lists[listKey] = keep
 	}
 	managedOnly("sandbox.network.allowedDomains", "cordon.allowManagedDomainsOnly")
+	if locked("cordon.allowManagedDomainsOnly") {
+		// a proxy of the user's would decide instead of the managed
+		// allowedDomains
+		for _, key := range []string{"sandbox.network.httpProxyPort", "sandbox.network.socksProxyPort"} {
+			if s := m.ports[key]; s != nil && s.Src.Scope != ScopeManaged {
+				m.ignored(key, strconv.Itoa(s.V), s.Src, "cordon.allowManagedDomainsOnly is set by the managed settings: a proxy of the user's would decide instead of the managed allowedDomains")
+				delete(m.ports, key)
+			}
+		}
+	}
 	managedOnly("sandbox.filesystem.allowRead", "cordon.allowManagedReadPathsOnly")
 	managedOnly("sandbox.filesystem.allowWrite", "cordon.allowManagedWritePathsOnly")
 	managedOnly("permissions.allow", "cordon.allowManagedPermissionRulesOnly")
@@ -587,12 +669,19 @@ func (m *merger) finish(layers []*layer) {
 	p.Network.AllowUnixSockets = values("sandbox.network.allowUnixSockets")
 	p.Network.AllowAllUnixSockets = flag("sandbox.network.allowAllUnixSockets", false)
 	p.Network.AllowLocalBinding = flag("sandbox.network.allowLocalBinding", false)
-	for key, dst := range map[string]*int{"sandbox.network.httpProxyPort": &p.Network.HTTPProxyPort, "sandbox.network.socksProxyPort": &p.Network.SOCKSProxyPort} {
-		if s := m.ports[key]; s != nil {
-			*dst = s.V
-			rep.Values = append(rep.Values, ValueReport{Key: key, Value: strconv.Itoa(s.V), Source: s.Src.String()})
+	for _, x := range []struct {
+		key string
+		dst *int
+	}{
+		{"cordon.httpProxyPort", &p.Network.HTTPProxyPort}, {"cordon.socksProxyPort", &p.Network.SOCKSProxyPort},
+		{"sandbox.network.httpProxyPort", &p.Network.ExternalHTTPProxyPort}, {"sandbox.network.socksProxyPort", &p.Network.ExternalSOCKSProxyPort},
+	} {
+		if s := m.ports[x.key]; s != nil {
+			*x.dst = s.V
+			rep.Values = append(rep.Values, ValueReport{Key: x.key, Value: strconv.Itoa(s.V), Source: s.Src.String()})
 		}
 	}
+	m.network()
 	p.Network.StrictAllowlist = flag("sandbox.network.strictAllowlist", false)
 	if s := m.strs["cordon.askCommand"]; s != nil && !p.Network.StrictAllowlist {
 		p.Network.AskCommand = s.V
@@ -738,9 +827,75 @@ func (m *merger) denyEveryHost() {
 		m.ignored("sandbox.network.allowedDomains", e.V, e.Src, reason)
 	}
 	m.lists["sandbox.network.allowedDomains"] = nil
+	for _, key := range []string{"sandbox.network.httpProxyPort", "sandbox.network.socksProxyPort"} {
+		if s := m.ports[key]; s != nil {
+			m.ignored(key, strconv.Itoa(s.V), s.Src, reason)
+			delete(m.ports, key)
+		}
+	}
 	if s := m.strs["cordon.askCommand"]; s != nil {
 		m.ignored("cordon.askCommand", s.V, s.Src, reason)
 		delete(m.strs, "cordon.askCommand")
+	}
+}
+
+// network fills the rest of the Policy's network (sandbox-runtime's keys
+// beyond the lists and the ports) and says what the proxies of the
+// user's change.
+func (m *merger) network() {
+	p, rep := m.p, m.rep
+	n := &p.Network
+	for _, e := range m.lists["sandbox.network.deniedResolvedAddresses"] {
+		n.DeniedResolvedAddresses = append(n.DeniedResolvedAddresses, e.V)
+		rep.Values = append(rep.Values, ValueReport{Key: "sandbox.network.deniedResolvedAddresses", Value: e.V, Source: e.Src.String()})
+	}
+	for _, e := range m.lists["sandbox.network.stripResponseHeaders"] {
+		n.StripResponseHeaders = append(n.StripResponseHeaders, e.V)
+		rep.Values = append(rep.Values, ValueReport{Key: "sandbox.network.stripResponseHeaders", Value: e.V, Source: e.Src.String()})
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.reasons)) {
+		if n.DeniedDomainReasons == nil {
+			n.DeniedDomainReasons = map[string]string{}
+		}
+		v := m.reasons[k]
+		n.DeniedDomainReasons[k] = v.V
+		rep.Values = append(rep.Values, ValueReport{Key: "sandbox.network.deniedDomainReasons." + k, Value: v.V, Source: v.Src.String()})
+	}
+	for _, x := range []struct {
+		key string
+		dst *string
+	}{
+		{"sandbox.network.parentProxy.http", &n.ParentProxy.HTTP}, {"sandbox.network.parentProxy.https", &n.ParentProxy.HTTPS},
+		{"sandbox.network.parentProxy.noProxy", &n.ParentProxy.NoProxy},
+	} {
+		if s := m.strs[x.key]; s != nil {
+			*x.dst = s.V
+			rep.Values = append(rep.Values, ValueReport{Key: x.key, Value: redactProxyURL(s.V), Source: s.Src.String()})
+		}
+	}
+	if m.mitm != nil {
+		mp := m.mitm.V
+		n.MitmProxy = &mp
+		rep.Values = append(rep.Values, ValueReport{Key: "sandbox.network.mitmProxy", Value: mp.SocketPath + " for " + strings.Join(mp.Domains, ", "), Source: m.mitm.Src.String()})
+	}
+	for _, key := range []string{"sandbox.network.requireHostMatch", "sandbox.network.refuseOpaqueTunnels"} {
+		if s := m.flags[key]; s != nil {
+			rep.Values = append(rep.Values, ValueReport{Key: key, Value: strconv.FormatBool(s.V), Source: s.Src.String()})
+		}
+	}
+	n.RequireHostMatch = m.flags["sandbox.network.requireHostMatch"] != nil && m.flags["sandbox.network.requireHostMatch"].V
+	n.RefuseOpaqueTunnels = m.flags["sandbox.network.refuseOpaqueTunnels"] != nil && m.flags["sandbox.network.refuseOpaqueTunnels"].V
+	for _, e := range m.notices {
+		rep.Notices = append(rep.Notices, e.V)
+	}
+	for _, x := range []struct {
+		key, what string
+		port      int
+	}{{"sandbox.network.httpProxyPort", "HTTP", n.ExternalHTTPProxyPort}, {"sandbox.network.socksProxyPort", "SOCKS", n.ExternalSOCKSProxyPort}} {
+		if x.port != 0 {
+			rep.Notices = append(rep.Notices, fmt.Sprintf("%s %d (%s): cordon starts no %s proxy of its own; the sandbox's %s port leads to your proxy at 127.0.0.1:%d, which decides what it reaches (cordon's allowedDomains and deniedDomains do not apply there)",
+				x.key, x.port, m.ports[x.key].Src, x.what, x.what, x.port))
+		}
 	}
 }
 

@@ -8,6 +8,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -218,14 +219,63 @@ type Network struct {
 	AllowUnixSockets    []string
 	AllowAllUnixSockets bool
 	AllowLocalBinding   bool
-	// HTTPProxyPort and SOCKSProxyPort are where the proxy listens inside
-	// the sandbox (0: the defaults).
+	// HTTPProxyPort and SOCKSProxyPort are where cordon's proxy listens
+	// inside the sandbox (cordon.httpProxyPort, cordon.socksProxyPort; 0:
+	// the defaults).
 	HTTPProxyPort, SOCKSProxyPort int
+	// ExternalHTTPProxyPort and ExternalSOCKSProxyPort are, when not 0, a
+	// proxy of the user's on the host's loopback that the sandbox's HTTP
+	// (or SOCKS) port leads to instead of cordon's own, which then decides
+	// what that port reaches (sandbox-runtime's httpProxyPort and
+	// socksProxyPort).
+	ExternalHTTPProxyPort, ExternalSOCKSProxyPort int `json:",omitempty"`
 	// AskCommand is asked about destinations no rule covers.
 	AskCommand string
 	// StrictAllowlist: only AllowedDomains, never asked (sandbox-runtime's
 	// strictAllowlist).
 	StrictAllowlist bool
+	// DeniedDomainReasons gives, for a DeniedDomains entry, the reason a
+	// refusal by it shows and records (deniedDomainReasons).
+	DeniedDomainReasons map[string]string `json:",omitempty"`
+	// DeniedResolvedAddresses are addresses and CIDR ranges an allowed
+	// name may not resolve to (deniedResolvedAddresses).
+	DeniedResolvedAddresses []string `json:",omitempty"`
+	// ParentProxy is the upstream proxy cordon's proxy goes through
+	// (parentProxy); each of its values left empty falls back on
+	// cordon's own environment when the run starts.
+	ParentProxy ParentProxy `json:",omitzero"`
+	// MitmProxy routes some domains through a proxy on a unix socket
+	// (mitmProxy).
+	MitmProxy *MitmProxy `json:",omitempty"`
+	// StripResponseHeaders are never passed back to the command
+	// (stripResponseHeaders).
+	StripResponseHeaders []string `json:",omitempty"`
+	// RequireHostMatch refuses (421) a request whose Host or TLS server
+	// name is not its destination's (requireHostMatch);
+	// RefuseOpaqueTunnels refuses every CONNECT and SOCKS5 tunnel
+	// (refuseOpaqueTunnels).
+	RequireHostMatch, RefuseOpaqueTunnels bool `json:",omitempty"`
+}
+
+// ParentProxy is sandbox-runtime's parentProxy: the upstream proxy of
+// plain http:// requests (HTTP) and of tunnels (HTTPS, falling back on
+// HTTP), and the NO_PROXY list of what goes directly.
+type ParentProxy struct {
+	HTTP, HTTPS, NoProxy string `json:",omitempty"`
+}
+
+// MarshalJSON writes the URLs without their passwords (cordon config
+// prints the policy).
+func (pp ParentProxy) MarshalJSON() ([]byte, error) {
+	type plain ParentProxy
+	return json.Marshal(plain{HTTP: redactProxyURL(pp.HTTP), HTTPS: redactProxyURL(pp.HTTPS), NoProxy: pp.NoProxy})
+}
+
+// MitmProxy is sandbox-runtime's mitmProxy: the requests and tunnels to
+// Domains go through the HTTP proxy at the unix socket SocketPath.
+type MitmProxy struct {
+	SocketPath string
+	Domains    []string
 }
 
 // Env decides which variables of the caller's environment reach the

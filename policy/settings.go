@@ -84,7 +84,12 @@ type layer struct {
 	caches                                                       *setting[bool]
 	cachesMaxSize                                                *setting[int64]
 	cachesMaxAge                                                 *setting[time.Duration]
+	// httpProxyPort and socksProxyPort are cordon's proxy's ports inside
+	// the sandbox; externalHTTPPort and externalSOCKSPort a proxy of the
+	// user's on the host instead (sandbox-runtime's httpProxyPort and
+	// socksProxyPort)
 	httpProxyPort, socksProxyPort                                *setting[int]
+	externalHTTPPort, externalSOCKSPort                          *setting[int]
 	excludedCommands, allowedDomains, deniedDomains, unixSockets []entry
 	allowRead, denyRead, allowWrite, denyWrite                   []entry
 	ignoreViolations                                             map[string][]entry
@@ -116,6 +121,15 @@ type layer struct {
 	denyAllDomains []entry
 	// creds is the credentials block.
 	creds credLayer
+	// the rest of sandbox-runtime's network block (settings_network.go)
+	deniedReasons                          map[string]setting[string]
+	deniedAddresses, stripResponseHeaders  []entry
+	parentHTTP, parentHTTPS, parentNoProxy *setting[string]
+	mitmProxy                              *setting[MitmProxy]
+	requireHostMatch, refuseOpaqueTunnels  *setting[bool]
+	// notices are said on cordon's stderr (once per boot) and by cordon
+	// config: a deprecated spelling.
+	notices []entry
 }
 
 // decoder reads one settings file's JSON tree into a layer.
@@ -540,95 +554,6 @@ func (d *decoder) sandbox(n *node) error {
 			l.nestedUserNS, err = d.boolean(v, "sandbox.allowNestedUserNamespaces")
 		case "enableWeakerNetworkIsolation":
 			l.weakerNetwork, err = d.boolean(v, "sandbox.enableWeakerNetworkIsolation")
-		}
-		return err
-	})
-}
-
-func (d *decoder) network(n *node, path string) error {
-	keys := []string{"allowedDomains", "deniedDomains", "allowUnixSockets", "allowAllUnixSockets",
-		"allowLocalBinding", "httpProxyPort", "socksProxyPort", "allowManagedDomainsOnly"}
-	o, err := d.object(n, path, true)
-	if err != nil {
-		return err
-	}
-	l := d.l
-	// sandbox-runtime's own network options, which Claude Code's
-	// sandbox.network shares: some cordon has no use for (leaving them
-	// out widens nothing), some it cannot honour (leaving them out
-	// would: the file is refused).
-	var rest []*member
-	for i, m := range n.members {
-		switch m.key {
-		case "deniedDomainReasons", "allowMachLookup", "mitmProxy", "parentProxy", "tlsTerminate":
-			l.ignored = append(l.ignored, entry{V: path + "." + m.key + ": not supported; ignored (it does not widen the sandbox)", Src: d.src(m.keyPos)})
-		case "allowAllDomains":
-			b, err := d.boolean(m.value, path+"."+m.key)
-			if err != nil {
-				return err
-			}
-			if b.V {
-				l.ignored = append(l.ignored, entry{V: path + ".allowAllDomains: cordon's proxy allows named domains only (list them in allowedDomains)", Src: b.Src})
-			}
-		case "deniedResolvedAddresses", "filterRequest", "allowPlaintextHeaderSet", "stripResponseHeaders",
-			"refuseOpaqueTunnels", "requireHostMatch", "ambiguousRequestTarget":
-			return d.errAt(m.keyPos, "%s.%s is not supported by cordon: remove it, or use sandbox-runtime for this policy", path, m.key)
-		case "strictAllowlist":
-			b, err := d.boolean(m.value, path+"."+m.key)
-			if err != nil {
-				return err
-			}
-			l.strictAllowlist = b
-		default:
-			rest = append(rest, &n.members[i])
-		}
-	}
-	n = &node{kind: kindObject, pos: n.pos}
-	for _, m := range rest {
-		n.members = append(n.members, *m)
-	}
-	o.n = n
-	return o.each(keys, func(key string, v *node) error {
-		var err error
-		name := path + "." + key
-		switch key {
-		case "allowedDomains":
-			var es []entry
-			es, err = d.strings(v, name, CheckDomainPattern)
-			l.allowedDomains = append(l.allowedDomains, es...)
-		case "deniedDomains":
-			var es []entry
-			es, err = d.strings(v, name, func(s string) (string, error) {
-				if s == "*" {
-					return s, nil
-				}
-				if strings.HasPrefix(s, "*:") {
-					return "", fmt.Errorf("%q (every host on one port) is not supported by cordon: name the hosts", s)
-				}
-				return CheckDomainPattern(s)
-			})
-			for _, e := range es {
-				if e.V == "*" {
-					// sandbox-runtime's deny-all
-					l.denyAllDomains = append(l.denyAllDomains, e)
-				} else {
-					l.deniedDomains = append(l.deniedDomains, e)
-				}
-			}
-		case "allowUnixSockets":
-			var es []entry
-			es, err = d.strings(v, name, func(s string) (string, error) { return d.pathDir(s) })
-			l.unixSockets = append(l.unixSockets, es...)
-		case "allowAllUnixSockets":
-			l.allowAllUnixSockets, err = d.boolean(v, name)
-		case "allowLocalBinding":
-			l.allowLocalBinding, err = d.boolean(v, name)
-		case "httpProxyPort":
-			l.httpProxyPort, err = d.port(v, name)
-		case "socksProxyPort":
-			l.socksProxyPort, err = d.port(v, name)
-		case "allowManagedDomainsOnly":
-			err = d.claudeLock(v, name, &l.managedDomainsOnly)
 		}
 		return err
 	})

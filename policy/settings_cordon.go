@@ -14,7 +14,8 @@ import (
 func (d *decoder) cordon(n *node) error {
 	keys := []string{"mode", "env", "limits", "trustedWorkspaces", "allowManagedDomainsOnly",
 		"allowManagedReadPathsOnly", "allowManagedWritePathsOnly", "allowManagedPermissionRulesOnly",
-		"allowSocketpair", "askCommand", "hooks", "serve", "requireFullSandbox", "containerMode", "acceptUnconfined", "caches"}
+		"allowSocketpair", "askCommand", "hooks", "serve", "requireFullSandbox", "containerMode", "acceptUnconfined", "caches",
+		"httpProxyPort", "socksProxyPort"}
 	o, err := d.object(n, "cordon", true)
 	if err != nil {
 		return err
@@ -74,6 +75,10 @@ func (d *decoder) cordon(n *node) error {
 			l.acceptUnconfined, err = d.boolean(v, "cordon.acceptUnconfined")
 		case "caches":
 			err = d.caches(v)
+		case "httpProxyPort":
+			l.httpProxyPort, err = d.port(v, "cordon.httpProxyPort")
+		case "socksProxyPort":
+			l.socksProxyPort, err = d.port(v, "cordon.socksProxyPort")
 		}
 		return err
 	})

@@ -19,6 +19,13 @@ func FuzzSettings(f *testing.F) {
 		`{"network": {"allowedDomains": ["*.github.com:443"]}, "filesystem": {"denyRead": [{"path": "/a[b]", "literal": true}]}}`,
 		`{"cordon": {"limits": {"memory": "1.5G", "timeout": "90s"}, "env": {"set": {"A": "b"}}}}`,
 		`{"network": {"allowedDomains": ["github.com"]}, "credentials": {"envVars": [{"name": "GH_TOKEN", "mode": "mask", "injectHosts": ["github.com"]}, {"name": "J", "mode": "mask", "decode": "jwt", "maskClaims": ["s"]}], "files": [{"path": "~/.netrc", "mode": "mask", "extract": "password (\\S+)", "maskDuplicates": true, "onExtractNoMatch": "error"}], "awsPairs": [{"accessKeyIdVar": "A", "secretAccessKeyVar": "B"}], "sigv4": {"streaming": "passthrough"}, "allowPlaintextInject": true}}`,
+		`{"cordon": {"limits": {"memory": "1.5G", "timeout": "90s"}, "env": {"set": {"A": "b"}}, "httpProxyPort": 3129}}`,
+		`{"network": {"allowedDomains": ["a.example"], "deniedDomains": ["*:22", "b.example:8443"], "deniedDomainReasons": {"*:22": "no ssh"},
+			"deniedResolvedAddresses": ["10.0.0.0/8", "fc00::/7", "192.0.2.1"], "httpProxyPort": 8888, "socksProxyPort": 1081,
+			"parentProxy": {"http": "http://u:p@proxy:3128", "https": "proxy:3129", "noProxy": "*.corp,10.0.0.0/8"},
+			"mitmProxy": {"socketPath": "/run/m.sock", "domains": ["*.inspect.example"]}, "stripResponseHeaders": ["set-cookie"],
+			"requireHostMatch": true, "refuseOpaqueTunnels": true, "allowPlaintextHeaderSet": false, "ambiguousRequestTarget": "refuse"}}`,
+		`{"sandbox": {"network": {"parentProxy": {"https": "socks5://x"}, "filterRequest": null, "deniedDomainReasons": {"x": ""}}}}`,
 		`{"a": [1, 2.5e3, -0, true, null, "\u00e9\ud83d\ude00"]}`,
 		`{"x": "\ud800"}`, `[]`, `{`, `{"a":1,}`, `{"a" 1}`, "\xef\xbb\xbf{}",
 	} {

@@ -125,7 +125,8 @@ func runContained(ctx context.Context, s *specs.Spec, o Options) (status int, er
 			ln := lns[i]
 			undo = append(undo, func() { ln.Close() })
 			ports = append(ports, spec.LandlockRule{Access: "connect", Path: strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)})
-			go func() { _ = br.proxy.Serve(ln) }()
+			socks := i == 1
+			go func() { _ = br.proxy.ServePort(ln, socks) }()
 		}
 		env = spec.ContainedProxyEnv(env, lns[0].Addr().(*net.TCPAddr).Port, lns[1].Addr().(*net.TCPAddr).Port, s.Process.Args[0])
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -19,6 +21,9 @@ import (
 type bridge struct {
 	sock, child *os.File
 	proxy       *netproxy.Proxy
+	// socksPort is the SOCKS port inside the sandbox: its listener is
+	// served as that port (see netproxy.Proxy.ServePort)
+	socksPort int
 }
 
 // newBridge prepares the unix socket the init hands the listeners over,
@@ -36,6 +41,9 @@ func newBridge(s *specs.Spec, cfg *netproxy.Config, rec *recorder) (*bridge, err
 		return nil, fmt.Errorf("proxy bridge: %w", err)
 	}
 	b := &bridge{sock: os.NewFile(uintptr(fds[0]), "proxy-bridge"), child: os.NewFile(uintptr(fds[1]), "proxy-bridge-init")}
+	if _, so, ok := strings.Cut(s.Annotations[spec.AnnotationProxy], ","); ok {
+		b.socksPort, _ = strconv.Atoi(so)
+	}
 	c := *cfg
 	user := c.OnDecision
 	c.OnDecision = func(d netproxy.Decision) {
@@ -91,7 +99,11 @@ func (b *bridge) serve() error {
 		if err != nil {
 			return fmt.Errorf("proxy bridge: %w", err)
 		}
-		go func() { _ = b.proxy.Serve(ln) }()
+		socks := false
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			socks = a.Port == b.socksPort
+		}
+		go func() { _ = b.proxy.ServePort(ln, socks) }()
 	}
 	return nil
 }

@@ -22,10 +22,12 @@ const InitProxyFD = 6
 const AnnotationProxy = "dev.cordon.proxy"
 
 // Proxied reports whether the policy lets the command reach any network
-// destination (through the proxy): some domains are allowed, or an ask
-// command may allow them.
+// destination (through the proxy): some domains are allowed, an ask
+// command may allow them, or a proxy of the user's decides for one of
+// the sandbox's ports (sandbox.network.httpProxyPort, socksProxyPort).
 func Proxied(p *policy.Policy) bool {
-	return len(p.Network.AllowedDomains) > 0 || p.Network.AskCommand != ""
+	n := p.Network
+	return len(n.AllowedDomains) > 0 || n.AskCommand != "" || n.ExternalHTTPProxyPort != 0 || n.ExternalSOCKSProxyPort != 0
 }
 
 // ProxyPorts returns the proxy's ports inside the sandbox.

@@ -188,6 +188,12 @@ func printConfig(p *policy.Policy) {
 			fmt.Fprintf(stdout, "  %s%s (%s): %s\n", i.Key, val, i.Source, i.Reason)
 		}
 	}
+	if len(r.Notices) > 0 {
+		fmt.Fprintln(stdout, "\nnotices (said on stderr when a command runs, once per boot):")
+		for _, n := range r.Notices {
+			fmt.Fprintf(stdout, "  - %s\n", n)
+		}
+	}
 	fmt.Fprintln(stdout, "\nnotes:")
 	for _, n := range r.Notes {
 		fmt.Fprintf(stdout, "  - %s\n", strings.TrimSpace(n))

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -137,7 +140,7 @@ func runOptions(cmd *cli.Command, sb *sandbox, rep *runReport, stdin, stdout, er
 		Stderr:      errOut,
 		Meta:        runtime.Meta{Args: sb.req.Args, Workspace: sb.policy.Workspace},
 		Notify:      rep.note,
-		Proxy:       sb.proxyConfig(os.Stderr),
+		Proxy:       sb.proxy,
 		Timeout:     sb.policy.Limits.Timeout,
 		OutputLimit: sb.policy.Limits.OutputLimit,
 		Ignore:      runtime.Ignore(sb.policy.Sandbox.IgnoreViolations),
@@ -149,29 +152,60 @@ func runOptions(cmd *cli.Command, sb *sandbox, rep *runReport, stdin, stdout, er
 	}
 }
 
-// proxyConfig is the network proxy of the run, nil when the policy
-// allows no network at all; the ask command, if any, talks on stderr.
-func (sb *sandbox) proxyConfig(stderr io.Writer) *netproxy.Config {
-	cfg := proxyConfigTo(sb.policy, stderr)
-	if cfg != nil && sb.mask != nil {
-		cfg.Mask, cfg.CA = sb.mask.set, sb.mask.ca
-	}
-	return cfg
-}
-
 // proxyConfig is the network proxy of a run under the policy, nil when the
-// policy allows no network at all.
-func proxyConfig(p *policy.Policy) *netproxy.Config { return proxyConfigTo(p, os.Stderr) }
-
-// proxyConfigTo is proxyConfig with the ask command, if any, talking on
-// stderr.
-func proxyConfigTo(p *policy.Policy, stderr io.Writer) *netproxy.Config {
+// policy allows no network at all; the ask command, if any, talks on
+// stderr, and env (the command's, which is cordon's caller's) gives the
+// upstream proxy when the settings name none (HTTP_PROXY, ...).
+func proxyConfig(p *policy.Policy, env []string, stderr io.Writer) (*netproxy.Config, error) {
 	if !spec.Proxied(p) {
-		return nil
+		return nil, nil
 	}
-	cfg := &netproxy.Config{AllowedDomains: p.Network.AllowedDomains, DeniedDomains: p.Network.DeniedDomains}
-	if p.Network.AskCommand != "" {
-		cfg.Ask = &netproxy.AskCommand{Path: p.Network.AskCommand, Stderr: stderr}
+	n := p.Network
+	cfg := &netproxy.Config{
+		AllowedDomains: n.AllowedDomains, DeniedDomains: n.DeniedDomains, DeniedReasons: n.DeniedDomainReasons,
+		StripResponseHeaders: n.StripResponseHeaders, RequireHostMatch: n.RequireHostMatch, RefuseOpaqueTunnels: n.RefuseOpaqueTunnels,
 	}
-	return cfg
+	for _, s := range n.DeniedResolvedAddresses {
+		pf, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return nil, fmt.Errorf("sandbox.network.deniedResolvedAddresses: %q is not an address or range", s)
+			}
+			pf = netip.PrefixFrom(a, a.BitLen())
+		}
+		cfg.DeniedAddresses = append(cfg.DeniedAddresses, pf)
+	}
+	if n.ExternalHTTPProxyPort != 0 {
+		cfg.ExternalHTTP = "127.0.0.1:" + strconv.Itoa(n.ExternalHTTPProxyPort)
+	}
+	if n.ExternalSOCKSProxyPort != 0 {
+		cfg.ExternalSOCKS = "127.0.0.1:" + strconv.Itoa(n.ExternalSOCKSProxyPort)
+	}
+	getenv := func(name string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	up, warnings, err := netproxy.ResolveUpstream(n.ParentProxy.HTTP, n.ParentProxy.HTTPS, n.ParentProxy.NoProxy, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox.network.%w", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "cordon: warning: %s\n", w)
+	}
+	if m := n.MitmProxy; m != nil {
+		if up == nil {
+			up = &netproxy.Upstream{}
+		}
+		up.Sockets = []netproxy.SocketProxy{{Path: m.SocketPath, Domains: m.Domains}}
+	}
+	cfg.Upstream = up
+	if n.AskCommand != "" {
+		cfg.Ask = &netproxy.AskCommand{Path: n.AskCommand, Stderr: stderr}
+	}
+	return cfg, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"cordon.dev/cordon/caches"
 	"cordon.dev/cordon/internal/access"
+	"cordon.dev/cordon/netproxy"
 	"cordon.dev/cordon/policy"
 	"cordon.dev/cordon/probe"
 	"cordon.dev/cordon/runtime"
@@ -189,6 +190,8 @@ type sandbox struct {
 	mask *masking
 	// caches are the run's package caches: close them when it is over.
 	caches *runtime.Caches
+	// proxy is the run's network proxy (nil: no network)
+	proxy *netproxy.Config
 }
 
 // close removes what the run's compilation left on the host.
@@ -259,6 +262,15 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range pol.Report.Notices {
+		if sayOnce(pr, inv.session, []string{n}) {
+			fmt.Fprintf(inv.stderr, "cordon: warning: %s (said %s)\n", n, once(inv.session))
+		}
+	}
+	px, err := proxyConfig(pol, inv.env, inv.stderr)
+	if err != nil {
+		return nil, err
+	}
 	req.Mode, req.HostProc = m.mode, m.hostProc
 	var mk *masking
 	if m.mode == spec.ModeFull {
@@ -284,7 +296,10 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 	if lost := unenforcedLimits(s); len(lost) > 0 && sayOnce(pr, inv.session, lost) {
 		fmt.Fprintf(inv.stderr, "cordon: warning: %s (said %s; cordon doctor shows why)\n", strings.Join(lost, "; "), once(inv.session))
 	}
-	return &sandbox{policy: pol, req: req, spec: s, mask: mk, caches: cs}, nil
+	if px != nil && mk != nil {
+		px.Mask, px.CA = mk.set, mk.ca
+	}
+	return &sandbox{policy: pol, req: req, spec: s, mask: mk, caches: cs, proxy: px}, nil
 }
 
 // openCaches returns the views of the package caches for the run of req

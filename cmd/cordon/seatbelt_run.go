@@ -92,20 +92,25 @@ func seatbeltRun(ctx context.Context, sys seatbeltSystem, r seatbeltRequest) (in
 	proxied := spec.Proxied(pol)
 	var px *netproxy.Proxy
 	if proxied {
-		cfg := *proxyConfig(pol)
+		c, err := proxyConfig(pol, r.environ, stderr)
+		if err != nil {
+			return exitCordonFailed, err
+		}
+		cfg := *c
 		cfg.Run, cfg.OnDecision = id, rec.Decision
 		if px, err = netproxy.New(cfg); err != nil {
 			return exitCordonFailed, fmt.Errorf("proxy: %w", err)
 		}
 		defer px.Close()
-		for _, port := range []*int{&req.HTTPProxyPort, &req.SOCKSProxyPort} {
+		for i, port := range []*int{&req.HTTPProxyPort, &req.SOCKSProxyPort} {
 			ln, err := net.Listen("tcp4", "127.0.0.1:0")
 			if err != nil {
 				return exitCordonFailed, fmt.Errorf("proxy: %w", err)
 			}
 			*port = ln.Addr().(*net.TCPAddr).Port
+			socks := i == 1
 			go func() {
-				_ = px.Serve(ln)
+				_ = px.ServePort(ln, socks)
 				ln.Close() // a Close before Serve leaves it open
 			}()
 		}

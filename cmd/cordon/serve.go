@@ -246,7 +246,6 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 	rep := newRunReport(sb)
 	rep.w = stdio[2]
 	o := runOptions(parsed, sb, rep, stdio[0], stdio[1], stdio[2], stdio[2])
-	o.Proxy = proxyConfigTo(sb.policy, stdio[2])
 	r := &serve.Run{
 		Spec:    sb.spec,
 		Options: o,

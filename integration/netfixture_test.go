@@ -66,6 +66,14 @@ var netHosts = []struct{ addr, name string }{
 	{netMetadataAddr, "alibaba-metadata.cordon-test"},
 }
 
+// netUpstreamHosts resolve only in the servers' namespace (its own hosts
+// file, which ip netns exec puts over /etc/hosts): an upstream proxy there
+// reaches them, the host cannot even name them.
+var netUpstreamHosts = []struct{ addr, name string }{
+	{netServerAddr, "upstream.cordon-test"},
+	{netServerAddr, "upstream-unlisted.cordon-test"},
+}
+
 // netHostsMarker ends every line the test adds to /etc/hosts: a suite that
 // died half way is cleaned up after by the next one.
 const netHostsMarker = "# cordon-it-net"
@@ -460,6 +468,12 @@ func netSweep(t *testing.T) {
 			_ = exec.Command("ip", "link", "del", name).Run()
 		}
 	}
+	if dirs, _ := filepath.Glob("/etc/netns/cordon-it-net-*"); len(dirs) > 0 {
+		for _, d := range dirs {
+			t.Logf("removing %s of an earlier suite", d)
+			_ = os.RemoveAll(d)
+		}
+	}
 	data, err := os.ReadFile("/etc/hosts")
 	must(t, err)
 	if kept := netWithoutMarked(string(data)); kept != string(data) {
@@ -531,7 +545,7 @@ func (f *netFixture) makeFiles(t *testing.T) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(t, err)
 	var names []string
-	for _, h := range netHosts {
+	for _, h := range append(slices.Clone(netHosts), netUpstreamHosts...) {
 		names = append(names, h.name)
 	}
 	leaf := &x509.Certificate{

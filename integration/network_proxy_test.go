@@ -50,6 +50,9 @@ type netCase struct {
 	// blocked are the "host:port" cordon must say it blocked; when empty,
 	// it may say it blocked nothing.
 	blocked []string
+	// from is the address the servers must see every request come from
+	// ("": cordon's proxy on the host, netHostAddr).
+	from string
 }
 
 // netCurl is the client line of most cases.
@@ -264,6 +267,12 @@ func (f *netFixture) runCase(t *testing.T, b *box, tc netCase) {
 		flags = netPolicy
 	}
 	r := b.runSpec(runSpec{flags: flags, args: []string{"sh", "-c", f.expand(tc.script, token)}})
+	f.judge(t, r, tc, token)
+}
+
+// judge checks what a case's run did against what it wants.
+func (f *netFixture) judge(t *testing.T, r result, tc netCase, token string) {
+	t.Helper()
 	if r.code != tc.code {
 		t.Errorf("exit %d, want %d\n%s", r.code, tc.code, r)
 	}
@@ -278,7 +287,7 @@ func (f *netFixture) runCase(t *testing.T, b *box, tc netCase) {
 		}
 	}
 	f.checkBlocked(t, r, tc.blocked, token)
-	f.checkSeen(t, token, tc.seen)
+	f.checkSeenFrom(t, token, tc.seen, tc.from)
 	for _, u := range tc.unseen {
 		for _, s := range f.seen(t, f.expand(u, token)) {
 			t.Errorf("the test network received %+v", s)
@@ -328,6 +337,16 @@ func (f *netFixture) checkBlocked(t *testing.T, r result, blocked []string, toke
 // token, or nothing at all.
 func (f *netFixture) checkSeen(t *testing.T, token string, want []netWant) {
 	t.Helper()
+	f.checkSeenFrom(t, token, want, "")
+}
+
+// checkSeenFrom is checkSeen with the requests coming from the address
+// from ("": netHostAddr, cordon's proxy on the host).
+func (f *netFixture) checkSeenFrom(t *testing.T, token string, want []netWant, from string) {
+	t.Helper()
+	if from == "" {
+		from = netHostAddr
+	}
 	if len(want) == 0 {
 		// Refusals are synchronous; this is for a packet or a connection
 		// that would still be on its way.
@@ -352,8 +371,8 @@ func (f *netFixture) checkSeen(t *testing.T, token string, want []netWant) {
 		}
 	}
 	for _, s := range seen {
-		if (s.Via != "http" && s.Via != "https") || !strings.HasPrefix(s.Remote, netHostAddr+":") {
-			t.Errorf("unexpected arrival (the proxy connects from %s): %+v", netHostAddr, s)
+		if (s.Via != "http" && s.Via != "https") || !strings.HasPrefix(s.Remote, from+":") {
+			t.Errorf("unexpected arrival (the requests come from %s): %+v", from, s)
 		}
 	}
 }

@@ -37,6 +37,9 @@ command -v socat >/dev/null 2>&1 || need="$need socat"
 # The network tests: a veth pair into a namespace of servers, real clients.
 command -v ip >/dev/null 2>&1 || need="$need iproute2"
 command -v curl >/dev/null 2>&1 || need="$need curl"
+# an upstream (corporate) proxy for the network tests: the binary alone,
+# which starts no daemon
+command -v tinyproxy >/dev/null 2>&1 || need="$need tinyproxy-bin"
 command -v ssh >/dev/null 2>&1 || need="$need openssh-client"
 [ -x /usr/sbin/sshd ] || need="$need openssh-server"
 # The ordinary-work suite runs what agents run every day: npm, make, a C

@@ -142,7 +142,7 @@ func netUpstreamCases() []netUpstreamCase {
 			settings: allow + `, "parentProxy": {"http": "` + netUpstreamAuth + `"}`},
 		{netCase: netCase{name: "an upstream that is down is said, and nothing goes directly",
 			script: curl + "-i http://allowed.cordon-test/{T}; " + curl + "--cacert {CA} https://allowed.cordon-test/{T}; " + curl + "--socks5-hostname 127.0.0.1:1080 http://allowed.cordon-test/{T}",
-			code: 97,
+			code:   97,
 			stdout: []string{"HTTP/1.1 502 Bad Gateway", "X-Proxy-Error: upstream-proxy-error",
 				"cordon proxy: allowed.cordon-test:80: the upstream proxy " + netUpstreamDown + " did not answer: connect: connection refused. cordon reaches the network through it, never directly"},
 			stderr: []string{"CONNECT tunnel failed, response 502", "SOCKS5"}},
@@ -154,7 +154,7 @@ func netUpstreamCases() []netUpstreamCase {
 		// sandbox-runtime's httpProxyPort: the user's proxy decides what
 		// the HTTP port reaches; the SOCKS port stays cordon's
 		{netCase: netCase{name: "httpProxyPort: a proxy of the user's decides",
-			script: curl + "http://unlisted.cordon-test/{T}; " + curl + "--socks5-hostname 127.0.0.1:1080 http://unlisted.cordon-test/{T}-socks",
+			script:  curl + "http://unlisted.cordon-test/{T}; " + curl + "--socks5-hostname 127.0.0.1:1080 http://unlisted.cordon-test/{T}-socks",
 			code:    97,
 			stdout:  []string{"cordon-it-server: GET /{T} host unlisted.cordon-test"},
 			seen:    []netWant{{"http", "unlisted.cordon-test"}},

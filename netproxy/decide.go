@@ -270,9 +270,11 @@ func (p *Proxy) decideQuietly(ctx context.Context, proto, host string, port int)
 
 // refuseTunnel is the refusal of a tunnel to the allowed destination d
 // under refuseOpaqueTunnels, reported; false when tunnels are not
-// refused.
+// refused, or d is a CONNECT tunnel whose TLS the proxy ends (it sees
+// into it; a SOCKS5 tunnel is refused all the same, as sandbox-runtime
+// refuses it at the handshake).
 func (p *Proxy) refuseTunnel(d Decision) (Decision, bool) {
-	if !p.cfg.RefuseOpaqueTunnels {
+	if !p.cfg.RefuseOpaqueTunnels || d.Protocol == "connect" && p.terminates(d) {
 		return d, false
 	}
 	r := Decision{Run: d.Run, Protocol: d.Protocol, Host: d.Host, Port: d.Port, Reason: ReasonTunnel,

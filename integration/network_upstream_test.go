@@ -23,7 +23,10 @@ import (
 // allowed name through it and nothing else; refused names never reach
 // it; credentials in its URL are sent; one that is down is said, and
 // nothing goes directly instead. A proxy of the user's on the host
-// (httpProxyPort) decides instead of cordon, as in sandbox-runtime.
+// (httpProxyPort) decides instead of cordon, as in sandbox-runtime. The
+// reasons of deny entries and of an ask command reach the command and
+// cordon violations. Each run checks several things: the cases share the
+// servers and the proxies, and every case runs twice (root, cordon-test).
 
 // The upstream proxies: in the servers' namespace an open one, one that
 // wants credentials, and a port where none listens.
@@ -37,8 +40,9 @@ const (
 // netUpstreams are the running upstream proxies and their logs (tinyproxy
 // logs every request line).
 type netUpstreams struct {
-	open, auth, external *syncBuffer
-	externalPort         int
+	logs         map[string]*syncBuffer // "open", "auth", "external"
+	addrs        map[string]string      // where each listens
+	externalPort int
 }
 
 // startUpstreams gives the servers' namespace its own hosts file, with
@@ -59,82 +63,123 @@ func (f *netFixture) startUpstreams(t *testing.T) *netUpstreams {
 		must(t, os.WriteFile(path, []byte(fmt.Sprintf("Port %d\nListen %s\nTimeout 30\nMaxClients 100\nDisableViaHeader Yes\nLogLevel Info\n%s", port, listen, extra)), 0o644))
 		return path
 	}
-	u := &netUpstreams{}
-	start := func(cmd *exec.Cmd) *syncBuffer {
-		return f.startIn(t, cmd, "Starting main loop")
-	}
-	u.open = start(exec.Command("ip", "netns", "exec", f.ns, "tinyproxy", "-d", "-c", conf("open", netServerAddr, 8888, "")))
-	user, pass, _ := strings.Cut(netUpstreamUser, ":")
-	u.auth = start(exec.Command("ip", "netns", "exec", f.ns, "tinyproxy", "-d", "-c", conf("auth", netServerAddr, 8889, "BasicAuth "+user+" "+pass+"\n")))
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	must(t, err)
-	u.externalPort = l.Addr().(*net.TCPAddr).Port
+	ext := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	u.external = start(exec.Command("tinyproxy", "-d", "-c", conf("external", "127.0.0.1", u.externalPort, "")))
+	user, pass, _ := strings.Cut(netUpstreamUser, ":")
+	u := &netUpstreams{logs: map[string]*syncBuffer{}, addrs: map[string]string{}, externalPort: ext}
+	for _, p := range []struct {
+		name, listen string
+		port         int
+		extra        string
+	}{
+		{"open", netServerAddr, 8888, ""},
+		{"auth", netServerAddr, 8889, "BasicAuth " + user + " " + pass + "\n"},
+		{"external", "127.0.0.1", ext, ""},
+	} {
+		cmd := exec.Command("tinyproxy", "-d", "-c", conf(p.name, p.listen, p.port, p.extra))
+		if p.listen == netServerAddr {
+			cmd = exec.Command("ip", append([]string{"netns", "exec", f.ns}, cmd.Args...)...)
+		}
+		u.logs[p.name] = f.startIn(t, cmd, "Starting main loop")
+		u.addrs[p.name] = net.JoinHostPort(p.listen, strconv.Itoa(p.port))
+	}
 	return u
 }
 
+// settled returns once the proxy's log holds every line of the requests
+// it received so far: it asks the proxy for a marker of its own and
+// waits for that request's line, which tinyproxy writes after theirs.
+func (u *netUpstreams) settled(t *testing.T, name string) {
+	t.Helper()
+	marker := "marker-" + randomHex(6)
+	c, err := net.DialTimeout("tcp", u.addrs[name], 5*time.Second)
+	must(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://%s.cordon-test/ HTTP/1.0\r\n\r\n", marker)
+	u.waitLogged(t, name, marker)
+}
+
+// waitLogged waits until the proxy's log has s.
+func (u *netUpstreams) waitLogged(t *testing.T, name, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(u.logs[name].String(), s); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the %s upstream proxy's log has no %q:\n%s", name, s, u.logs[name])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// netLogged is a token, with a case's placeholders, that a proxy's log
+// has (or must not have).
+type netLogged struct{ proxy, token string }
+
 // netUpstreamCase is a netCase behind an upstream proxy: settings is the
 // sandbox-runtime settings file's network block, and the upstream logs
-// that must, or must not, show the case's token (which tinyproxy logs in
-// a plain request's line; a tunnel's carries only the host: that a server
-// saw it come from the servers' address says it went through the
-// upstream).
+// that must, or must not, show a token (which tinyproxy logs in a plain
+// request's line; a tunnel's carries only the host: that a server saw it
+// come from the servers' address says it went through the upstream).
 type netUpstreamCase struct {
 	netCase
 	settings string   // JSON of the network block; {EXT} is the host proxy's port
+	cordon   string   // JSON of a cordon settings file beside it; {DIR} is the box's
 	env      []string // cordon's own environment, beyond the box's
-	logged   []string // "open", "auth", "external": have the token
-	unlogged []string // must not have it
+	// direct are the requests with the token {D} that went directly from
+	// cordon (from netHostAddr); seen's, with {T}, from from.
+	direct   []netWant
+	logged   []netLogged
+	unlogged []netLogged
+	// violations are reasons cordon violations must list
+	violations []string
 }
 
 func netUpstreamCases() []netUpstreamCase {
 	const curl = netCurl
-	open := `"parentProxy": {"http": "` + netUpstreamOpen + `", "https": "` + netUpstreamOpen + `"}`
 	allow := `"allowedDomains": ["upstream.cordon-test", "allowed.cordon-test"], "deniedDomains": ["denied.cordon-test"]`
-	viaUp := []netWant{{"http", "upstream.cordon-test"}}
+	python := `python3 -c "import ssl, urllib.request; print(urllib.request.urlopen('https://upstream.cordon-test/{T}-p', context=ssl.create_default_context(cafile='{CA}')).read().decode())"`
 	return []netUpstreamCase{
-		{netCase: netCase{name: "curl http through the upstream",
-			script: curl + "-D - http://upstream.cordon-test/{T}",
-			stdout: []string{"HTTP/1.1 200 OK", "cordon-it-server: GET /{T} host upstream.cordon-test"},
-			seen:   viaUp, from: netServerAddr},
-			settings: allow + ", " + open, logged: []string{"open"}},
-		{netCase: netCase{name: "curl https through the upstream with CONNECT",
-			script: curl + "--cacert {CA} https://upstream.cordon-test/{T}",
-			stdout: []string{"cordon-it-server: GET /{T} host upstream.cordon-test"},
-			seen:   []netWant{{"https", "upstream.cordon-test"}}, from: netServerAddr},
-			settings: allow + ", " + open},
-		{netCase: netCase{name: "curl socks5h through the upstream",
-			script: curl + "--socks5-hostname 127.0.0.1:1080 http://upstream.cordon-test/{T}",
-			stdout: []string{"cordon-it-server: GET /{T} host upstream.cordon-test"},
-			seen:   viaUp, from: netServerAddr},
-			settings: allow + ", " + open},
-		{netCase: netCase{name: "python urllib https through the upstream", needs: []string{"python3"},
-			script: `python3 -c "import ssl, urllib.request; print(urllib.request.urlopen('https://upstream.cordon-test/{T}', context=ssl.create_default_context(cafile='{CA}')).read().decode())"`,
-			stdout: []string{"cordon-it-server: GET /{T} host upstream.cordon-test"},
-			seen:   []netWant{{"https", "upstream.cordon-test"}}, from: netServerAddr},
-			settings: allow + ", " + open},
-		// the host reaches allowed.cordon-test itself, and still does not
-		{netCase: netCase{name: "a name the host could reach goes through the upstream too",
-			script: curl + "http://allowed.cordon-test/{T} && " + curl + "--cacert {CA} https://allowed.cordon-test/{T}",
-			seen:   []netWant{{"http", "allowed.cordon-test"}, {"https", "allowed.cordon-test"}}, from: netServerAddr},
-			settings: allow + ", " + open, logged: []string{"open"}},
-		{netCase: netCase{name: "refused names never reach the upstream",
-			script: curl + "-i http://upstream-unlisted.cordon-test/{T}; " + curl + "-i http://denied.cordon-test/{T}; " +
-				curl + "--cacert {CA} https://upstream-unlisted.cordon-test/{T}; " + curl + "--socks5-hostname 127.0.0.1:1080 http://upstream-unlisted.cordon-test/{T}",
-			code:    97, // curl's SOCKS5 refusal, the last
-			stdout:  []string{"X-Proxy-Error: blocked-by-allowlist", "X-Proxy-Error: blocked-by-denylist"},
-			stderr:  []string{"CONNECT tunnel failed, response 403"},
-			blocked: []string{"upstream-unlisted.cordon-test:80", "denied.cordon-test:80", "upstream-unlisted.cordon-test:443"}},
-			settings: allow + ", " + open, unlogged: []string{"open"}},
-		{netCase: netCase{name: "NO_PROXY goes directly",
-			script: curl + "http://allowed.cordon-test/{T}",
-			seen:   []netWant{{"http", "allowed.cordon-test"}}},
-			settings: allow + `, "parentProxy": {"http": "` + netUpstreamOpen + `", "noProxy": ".cordon-test"}`, unlogged: []string{"open"}},
+		// The names the host cannot resolve, and one it could reach
+		// itself, all through the upstream; what is refused never reaches
+		// it; deniedResolvedAddresses applies to what goes directly (the
+		// NO_PROXY name), not to what the upstream resolves.
+		{netCase: netCase{name: "every allowed name through the upstream, nothing else",
+			needs: []string{"python3"},
+			script: curl + "-D - http://upstream.cordon-test/{T}-h && " + curl + "--cacert {CA} https://upstream.cordon-test/{T}-s && " +
+				curl + "--socks5-hostname 127.0.0.1:1080 http://upstream.cordon-test/{T}-5 && " + python + " && " +
+				curl + "http://allowed.cordon-test/{T}-a && " + curl + "--cacert {CA} https://allowed.cordon-test/{T}-b && echo ALL-REACHED; " +
+				curl + "-i http://upstream-unlisted.cordon-test/{T}-x; " + curl + "-i http://denied.cordon-test/{T}-x; " +
+				curl + "-i http://sub.wild.cordon-test/{T}-x; " + curl + "--cacert {CA} https://upstream-unlisted.cordon-test/{T}-x; " +
+				curl + "--socks5-hostname 127.0.0.1:1080 http://upstream-unlisted.cordon-test/{T}-x",
+			code: 97, // curl's SOCKS5 refusal, the last
+			stdout: []string{"HTTP/1.1 200 OK", "ALL-REACHED",
+				"cordon-it-server: GET /{T}-h host upstream.cordon-test", "cordon-it-server: GET /{T}-s host upstream.cordon-test",
+				"cordon-it-server: GET /{T}-5 host upstream.cordon-test", "cordon-it-server: GET /{T}-p host upstream.cordon-test",
+				"X-Proxy-Error: blocked-by-allowlist", "X-Proxy-Error: blocked-by-denylist",
+				"X-Proxy-Error: blocked-private-address", "deniedResolvedAddresses"},
+			stderr: []string{"CONNECT tunnel failed, response 403"},
+			seen: []netWant{{"http", "upstream.cordon-test"}, {"https", "upstream.cordon-test"}, {"https", "upstream.cordon-test"},
+				{"http", "allowed.cordon-test"}, {"https", "allowed.cordon-test"}},
+			unseen:  []string{"{T}-x"},
+			blocked: []string{"upstream-unlisted.cordon-test:80", "denied.cordon-test:80", "sub.wild.cordon-test:80", "upstream-unlisted.cordon-test:443"},
+			from:    netServerAddr},
+			settings: `"allowedDomains": ["upstream.cordon-test", "allowed.cordon-test", "*.wild.cordon-test"], "deniedDomains": ["denied.cordon-test"], ` +
+				`"deniedResolvedAddresses": ["10.231.0.0/24"], "parentProxy": {"http": "` + netUpstreamOpen + `", "https": "` + netUpstreamOpen + `", "noProxy": "sub.wild.cordon-test"}`,
+			logged: []netLogged{{"open", "{T}-h"}, {"open", "{T}-a"}}, unlogged: []netLogged{{"open", "{T}-x"}}},
+		// cordon's own environment when the settings name no upstream:
+		// HTTP_PROXY for both, NO_PROXY goes directly
+		{netCase: netCase{name: "cordon's own HTTP_PROXY and NO_PROXY",
+			script: curl + "http://upstream.cordon-test/{T} && " + curl + "--cacert {CA} https://upstream.cordon-test/{T} && " + curl + "http://allowed.cordon-test/{D}",
+			seen:   []netWant{{"http", "upstream.cordon-test"}, {"https", "upstream.cordon-test"}}, from: netServerAddr},
+			settings: allow, env: []string{"HTTP_PROXY=" + netUpstreamOpen, "NO_PROXY=allowed.cordon-test"},
+			direct: []netWant{{"http", "allowed.cordon-test"}},
+			logged: []netLogged{{"open", "{T}"}}, unlogged: []netLogged{{"open", "{D}"}}},
 		{netCase: netCase{name: "the upstream's credentials from its URL",
 			script: curl + "http://upstream.cordon-test/{T} && " + curl + "--cacert {CA} https://upstream.cordon-test/{T}",
 			seen:   []netWant{{"http", "upstream.cordon-test"}, {"https", "upstream.cordon-test"}}, from: netServerAddr},
-			settings: allow + `, "parentProxy": {"http": "http://` + netUpstreamUser + "@" + strings.TrimPrefix(netUpstreamAuth, "http://") + `"}`, logged: []string{"auth"}},
+			settings: allow + `, "parentProxy": {"http": "http://` + netUpstreamUser + "@" + strings.TrimPrefix(netUpstreamAuth, "http://") + `"}`,
+			logged:   []netLogged{{"auth", "{T}"}}},
 		{netCase: netCase{name: "without the credentials the upstream wants",
 			script: curl + "-i http://upstream.cordon-test/{T}; " + curl + "--cacert {CA} https://upstream.cordon-test/{T}",
 			code:   56,
@@ -147,10 +192,6 @@ func netUpstreamCases() []netUpstreamCase {
 				"cordon proxy: allowed.cordon-test:80: the upstream proxy " + netUpstreamDown + " did not answer: connect: connection refused. cordon reaches the network through it, never directly"},
 			stderr: []string{"CONNECT tunnel failed, response 502", "SOCKS5"}},
 			settings: allow + `, "parentProxy": {"http": "` + netUpstreamDown + `"}`},
-		{netCase: netCase{name: "cordon's own HTTP_PROXY when the settings name none",
-			script: curl + "http://upstream.cordon-test/{T} && " + curl + "--cacert {CA} https://upstream.cordon-test/{T}",
-			seen:   []netWant{{"http", "upstream.cordon-test"}, {"https", "upstream.cordon-test"}}, from: netServerAddr},
-			settings: allow, env: []string{"HTTP_PROXY=" + netUpstreamOpen}, logged: []string{"open"}},
 		// sandbox-runtime's httpProxyPort: the user's proxy decides what
 		// the HTTP port reaches; the SOCKS port stays cordon's
 		{netCase: netCase{name: "httpProxyPort: a proxy of the user's decides",
@@ -160,12 +201,21 @@ func netUpstreamCases() []netUpstreamCase {
 			seen:    []netWant{{"http", "unlisted.cordon-test"}},
 			unseen:  []string{"{T}-socks"},
 			blocked: []string{"unlisted.cordon-test:80"}},
-			settings: allow + `, "httpProxyPort": {EXT}`, logged: []string{"external"}},
-		{netCase: netCase{name: "deniedDomainReasons: the refusal and the record say why",
-			script:  curl + "-i http://allowed.cordon-test:81/{T}",
-			stdout:  []string{"HTTP/1.1 403", "X-Proxy-Error: blocked-by-denylist", "port 81 is for the test's traps; use port 80"},
-			blocked: []string{"allowed.cordon-test:81"}},
-			settings: `"allowedDomains": ["allowed.cordon-test"], "deniedDomains": ["*:81"], "deniedDomainReasons": {"*:81": "port 81 is for the test's traps; use port 80"}`},
+			settings: allow + `, "httpProxyPort": {EXT}`, logged: []netLogged{{"external", "{T}"}}},
+		// The reasons of deny entries ("*:PORT", "host:PORT") and of an
+		// ask command's refusal: in the answer, in the status phrase of a
+		// refused CONNECT, in cordon violations.
+		{netCase: netCase{name: "the reasons of a refusal",
+			script: curl + "-i http://allowed.cordon-test:81/{T}; " + curl + "-v --cacert {CA} https://allowed.cordon-test/{T}; " +
+				curl + "-i http://unlisted.cordon-test/{T}",
+			stdout: []string{"HTTP/1.1 403", "X-Proxy-Error: blocked-by-denylist", "port 81 is for the test's traps; use port 80",
+				"X-Proxy-Error: blocked-by-allowlist", "the ask command says no: use allowed.cordon-test"},
+			stderr:  []string{"< HTTP/1.1 403 https to this host is refused; use http"},
+			blocked: []string{"allowed.cordon-test:81", "allowed.cordon-test:443", "unlisted.cordon-test:80"}},
+			settings: `"allowedDomains": ["allowed.cordon-test"], "deniedDomains": ["*:81", "Allowed.cordon-test:443"], ` +
+				`"deniedDomainReasons": {"*:81": "port 81 is for the test's traps; use port 80", "allowed.cordon-test:443": "https to this host is refused; use http"}`,
+			cordon:     `{"cordon": {"askCommand": "{DIR}/ask"}}`,
+			violations: []string{"port 81 is for the test's traps; use port 80", "https to this host is refused; use http", "the ask command says no: use allowed.cordon-test"}},
 	}
 }
 
@@ -175,7 +225,6 @@ func TestNetworkUpstream(t *testing.T) {
 	requires(t, netNeedRoot, needTool("ip"), needTool("curl"), needTool("tinyproxy"))
 	f := newNetFixture(t)
 	ups := f.startUpstreams(t)
-	logs := map[string]*syncBuffer{"open": ups.open, "auth": ups.auth, "external": ups.external}
 	eachCaller(t, func(t *testing.T, c *caller) {
 		for _, tc := range netUpstreamCases() {
 			t.Run(tc.name, func(t *testing.T) {
@@ -188,30 +237,47 @@ func TestNetworkUpstream(t *testing.T) {
 				b := newBox(t, c)
 				settings := filepath.Join(b.dir, "srt-settings.json")
 				block := strings.ReplaceAll(tc.settings, "{EXT}", strconv.Itoa(ups.externalPort))
-				// deniedDomains is in most blocks; sandbox-runtime wants it
+				// sandbox-runtime wants every key of its schema
 				if !strings.Contains(block, `"deniedDomains"`) {
 					block += `, "deniedDomains": []`
 				}
 				must(t, os.WriteFile(settings, []byte(`{"network": {`+block+`}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}}`), 0o644))
+				flags := []string{"--settings", settings}
+				if tc.cordon != "" {
+					ask := filepath.Join(b.dir, "ask")
+					must(t, os.WriteFile(ask, []byte("#!/bin/sh\ncat >/dev/null\necho '{\"allow\": false, \"reason\": \"the ask command says no: use allowed.cordon-test\"}'\n"), 0o755))
+					own := filepath.Join(b.dir, "cordon-settings.json")
+					must(t, os.WriteFile(own, []byte(strings.ReplaceAll(tc.cordon, "{DIR}", b.dir)), 0o644))
+					flags = append(flags, "--settings", own)
+				}
 				b.chown()
-				token := "t" + randomHex(6)
-				r := b.runSpec(runSpec{flags: []string{"--settings", settings}, env: tc.env, args: []string{"sh", "-c", f.expand(tc.script, token)}})
+				token, direct := "t"+randomHex(6), "d"+randomHex(6)
+				expand := func(s string) string { return strings.ReplaceAll(f.expand(s, token), "{D}", direct) }
+				r := b.runSpec(runSpec{flags: flags, env: tc.env, args: []string{"sh", "-c", expand(tc.script)}})
 				f.judge(t, r, tc.netCase, token)
-				time.Sleep(100 * time.Millisecond) // tinyproxy's log line of the last request
-				for _, name := range tc.logged {
-					if !strings.Contains(logs[name].String(), token) {
-						t.Errorf("the %s upstream proxy did not see %s", name, token)
+				if len(tc.direct) > 0 {
+					f.checkSeenFrom(t, direct, tc.direct, netHostAddr)
+				}
+				for _, l := range tc.logged {
+					ups.waitLogged(t, l.proxy, expand(l.token))
+				}
+				for _, l := range tc.unlogged {
+					ups.settled(t, l.proxy)
+					if s := expand(l.token); strings.Contains(ups.logs[l.proxy].String(), s) {
+						t.Errorf("the %s upstream proxy saw %s", l.proxy, s)
 					}
 				}
-				for _, name := range tc.unlogged {
-					if strings.Contains(logs[name].String(), token) {
-						t.Errorf("the %s upstream proxy saw %s", name, token)
+				if len(tc.violations) > 0 {
+					var reasons []string
+					for _, v := range b.violations() {
+						if v.Kind == "network" {
+							reasons = append(reasons, v.Reason)
+						}
 					}
-				}
-				if strings.HasPrefix(tc.name, "deniedDomainReasons") {
-					v, ok := findViolation(b.violations(), func(v violation) bool { return v.Kind == "network" && v.Port == 81 })
-					if !ok || !strings.Contains(v.Reason, "port 81 is for the test's traps; use port 80") {
-						t.Errorf("cordon violations: %+v, %v; want the reason", v, ok)
+					for _, want := range tc.violations {
+						if !strings.Contains(strings.Join(reasons, "\n"), want) {
+							t.Errorf("cordon violations: %q; want one with %q", reasons, want)
+						}
 					}
 				}
 			})

@@ -315,7 +315,7 @@ func loopback(host string) bool {
 // operationReasons say why the profile refuses operations that are
 // neither files nor connections, by operation or its prefix.
 var operationReasons = []struct{ op, reason string }{
-	{"mach-lookup", "a Mach service not on the sandbox's list"},
+	{"mach-lookup", "a Mach service not on the sandbox's list; sandbox.network.allowMachLookup adds one"},
 	{"mach-register", "registering Mach services is refused in the sandbox"},
 	{"sysctl-read", "a sysctl not on the sandbox's list"},
 	{"sysctl-write", "sysctls are not writable in the sandbox"},

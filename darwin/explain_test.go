@@ -207,7 +207,7 @@ func TestExplain(t *testing.T) {
 		{
 			name: "another Mach service",
 			v:    v("mach-lookup", "com.apple.FontServer"),
-			want: Refusal{Kind: KindOperation, Operation: "mach-lookup", Args: []string{"com.apple.FontServer"}, Reason: "a Mach service not on the sandbox's list"},
+			want: Refusal{Kind: KindOperation, Operation: "mach-lookup", Args: []string{"com.apple.FontServer"}, Reason: "a Mach service not on the sandbox's list; sandbox.network.allowMachLookup adds one"},
 		},
 		{
 			name: "a signal, without a target",

@@ -667,6 +667,17 @@ func (c *compiler) system() {
 		names = append(names, c.b.filter("global-name", s))
 	}
 	c.b.rule("", "allow", []string{"mach-lookup"}, names)
+	if extra := c.p.Network.AllowMachLookup; len(extra) > 0 {
+		names = nil
+		for _, s := range extra {
+			if prefix, ok := strings.CutSuffix(s, "*"); ok {
+				names = append(names, c.b.filter("global-name-prefix", prefix))
+			} else {
+				names = append(names, c.b.filter("global-name", s))
+			}
+		}
+		c.b.rule("The services the settings add (sandbox.network.allowMachLookup): 1Password's\nCLI, Playwright, the iOS Simulator and other tools that talk over XPC.", "allow", []string{"mach-lookup"}, names)
+	}
 	c.b.rule("", "allow", []string{"iokit-open"}, []string{c.b.filter("iokit-registry-entry-class", "RootDomainUserClient")})
 	// POSIX semaphores and shared memory: Python's multiprocessing.
 	c.b.unfiltered("allow", "ipc-posix-sem")

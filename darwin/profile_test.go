@@ -133,6 +133,9 @@ var profileCases = []profileCase{
 		p.Network.AllowedDomains = []string{"proxy.golang.org"}
 	}, req: func(r *Request) { r.HTTPProxyPort = 3128 }},
 	{name: "allow-local-binding", policy: func(p *policy.Policy) { p.Network.AllowLocalBinding = true }},
+	{name: "allow-mach-lookup", policy: func(p *policy.Policy) {
+		p.Network.AllowMachLookup = []string{"2BUA8C4S2C.com.1password.*", "com.apple.CoreSimulator.CoreSimulatorService"}
+	}},
 	{name: "allow-unix-sockets", policy: func(p *policy.Policy) {
 		p.Network.AllowUnixSockets = []string{"/var/run/docker.sock", home + "/.colima/default/docker.sock", "/tmp/agent-dir"}
 	}},

@@ -233,6 +233,7 @@ var filterArgs = map[string][]string{
 	"extension":                  {"string"},
 	"target":                     {"same-sandbox"},
 	"global-name":                {"string"},
+	"global-name-prefix":         {"string"},
 	"sysctl-name":                {"string"},
 	"sysctl-name-prefix":         {"string"},
 	"iokit-registry-entry-class": {"string"},

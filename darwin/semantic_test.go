@@ -227,6 +227,12 @@ var semanticTables = map[string]semanticTable{
 		"connect to the HTTP proxy": true, "connect to the SOCKS proxy": true, "connect to the HTTP proxy over ::1": true,
 		"look up trustd (TLS verification)": true,
 	}},
+	"allow-mach-lookup": {extra: []probe{
+		allowed("look up 1Password's service (a prefix)", access{op: "mach-lookup", name: "2BUA8C4S2C.com.1password.browser-helper"}),
+		allowed("look up the iOS Simulator's service", access{op: "mach-lookup", name: "com.apple.CoreSimulator.CoreSimulatorService"}),
+		denied("look up a service beside the prefix", access{op: "mach-lookup", name: "2BUA8C4S2C.com.other"}),
+		denied("look up a service that extends a name", access{op: "mach-lookup", name: "com.apple.CoreSimulator.CoreSimulatorService2"}),
+	}},
 	"allow-local-binding": {set: map[string]bool{
 		"listen on the loopback interface": true, "connect to another loopback port": true,
 		"connect to the HTTP proxy": true, "connect to the SOCKS proxy": true, "connect to the HTTP proxy over ::1": true,

@@ -234,6 +234,9 @@ func srtSettings(t *testing.T, name string, p *policy.Policy, r Request) srtCase
 		sockets = append(sockets, res.spellings(s)...)
 	}
 	opts["allowUnixSockets"] = sockets
+	if len(p.Network.AllowMachLookup) > 0 {
+		opts["allowMachLookup"] = p.Network.AllowMachLookup
+	}
 	nonNil := func(s []string) []string {
 		if s == nil {
 			return []string{}

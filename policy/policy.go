@@ -255,6 +255,10 @@ type Network struct {
 	// RefuseOpaqueTunnels refuses every CONNECT and SOCKS5 tunnel
 	// (refuseOpaqueTunnels).
 	RequireHostMatch, RefuseOpaqueTunnels bool `json:",omitempty"`
+	// AllowMachLookup are the Mach (XPC) services a command on macOS may
+	// look up beyond the sandbox's own list, a name or a prefix ending in
+	// "*" (allowMachLookup); nothing on Linux, which has no Mach.
+	AllowMachLookup []string `json:",omitempty"`
 }
 
 // ParentProxy is sandbox-runtime's parentProxy: the upstream proxy of

@@ -124,6 +124,7 @@ type layer struct {
 	// the rest of sandbox-runtime's network block (settings_network.go)
 	deniedReasons                          map[string]setting[string]
 	deniedAddresses, stripResponseHeaders  []entry
+	machLookup                             []entry
 	parentHTTP, parentHTTPS, parentNoProxy *setting[string]
 	mitmProxy                              *setting[MitmProxy]
 	requireHostMatch, refuseOpaqueTunnels  *setting[bool]

@@ -109,9 +109,9 @@ func (d *decoder) network(n *node, path string) error {
 		case "filterRequest":
 			return d.errAt(v.pos, "%s is a function of sandbox-runtime's library (a callback), not a settings value: remove it", name)
 		case "allowMachLookup":
-			if _, err = d.strings(v, name, nil); err == nil {
-				note(key, v.pos, "not supported; ignored (it only widens the macOS sandbox)")
-			}
+			var es []entry
+			es, err = d.strings(v, name, checkMachService)
+			l.machLookup = append(l.machLookup, es...)
 		case "tlsTerminate":
 			note(key, v.pos, "not supported; ignored (it does not widen the sandbox)")
 		case "allowAllDomains":
@@ -157,6 +157,20 @@ func CheckAddressRange(s string) (string, error) {
 		return "", fmt.Errorf("%q is not an IP address or CIDR range (as 10.0.0.0/8 or 192.168.1.10; IPv6 without brackets)", s)
 	}
 	return a.String(), nil
+}
+
+// checkMachService validates an allowMachLookup entry: a Mach service's
+// name, or a prefix of names ending in "*" ("*" alone: every service), as
+// sandbox-runtime takes them.
+func checkMachService(s string) (string, error) {
+	prefix, _ := strings.CutSuffix(s, "*")
+	if strings.Contains(prefix, "*") {
+		return "", fmt.Errorf("%q: a wildcard is only a single trailing \"*\" (\"com.example.*\", or \"*\" for every service)", s)
+	}
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
+		return "", fmt.Errorf("%q is not a Mach service name", s)
+	}
+	return s, nil
 }
 
 // checkFieldName validates an HTTP field name.

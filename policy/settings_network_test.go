@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -94,6 +95,9 @@ func TestNetworkKeyErrors(t *testing.T) {
 		{`{"network": {"stripResponseHeaders": ["set cookie"]}}`, `"set cookie" is not a header name`},
 		{`{"network": {"filterRequest": {}}}`, `network.filterRequest is a function of sandbox-runtime's library`},
 		{`{"network": {"httpProxyPort": 0}}`, `network.httpProxyPort must be a port number from 1 to 65535`},
+		{`{"network": {"allowMachLookup": ["com.*.x"]}}`, `network.allowMachLookup: "com.*.x": a wildcard is only a single trailing "*"`},
+		{`{"network": {"allowMachLookup": ["**"]}}`, `a wildcard is only a single trailing "*"`},
+		{`{"network": {"allowMachLookup": ["com.x y"]}}`, `"com.x y" is not a Mach service name`},
 	} {
 		_, err := readLayer("f.json", []byte(tc.data), ScopeUser, formatSRT, LoadOptions{Home: "/h", Cwd: "/w"}, "/h")
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -120,5 +124,29 @@ func TestDeniedDomainReasonsKeys(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"github.com:22", "*:23", "xn--bcher-kva.example"}, p.Network.DeniedDomains); diff != "" {
 		t.Errorf("deniedDomains (-want +got):\n%s", diff)
+	}
+}
+
+// TestAllowMachLookup: allowMachLookup's services reach the policy from
+// the user's files, never from a workspace that is not trusted (they
+// widen the macOS sandbox).
+func TestAllowMachLookup(t *testing.T) {
+	fsys := fstest.MapFS{
+		"home/u/.srt-settings.json": {Data: []byte(`{"network": {"allowedDomains": [], "deniedDomains": [], "allowMachLookup": ["2BUA8C4S2C.com.1password.*", "*"]}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}}`)},
+		"ws/.claude/settings.json":  {Data: []byte(`{"sandbox": {"network": {"allowMachLookup": ["com.evil"]}}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"2BUA8C4S2C.com.1password.*", "*"}, p.Network.AllowMachLookup); diff != "" {
+		t.Errorf("AllowMachLookup (-want +got):\n%s", diff)
+	}
+	var ignored []string
+	for _, i := range p.Report.Ignored {
+		ignored = append(ignored, i.Key+" "+i.Value)
+	}
+	if !slices.Contains(ignored, "sandbox.network.allowMachLookup com.evil") {
+		t.Errorf("ignored %q; want the workspace's com.evil", ignored)
 	}
 }

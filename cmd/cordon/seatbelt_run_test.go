@@ -155,7 +155,7 @@ func TestSeatbeltRun(t *testing.T) {
 	}
 	// The note, and the store.
 	wantNotes := "cordon: blocked write to /private/etc/hosts by sh (read-only outside the workspace; allow with --allow-write /private/etc)\n" +
-		"cordon: blocked mach-lookup com.apple.FontServer by sh (a Mach service not on the sandbox's list)\n"
+		"cordon: blocked mach-lookup com.apple.FontServer by sh (a Mach service not on the sandbox's list; sandbox.network.allowMachLookup adds one)\n"
 	if diff := cmp.Diff(wantNotes, notes.String()); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
 	}

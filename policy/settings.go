@@ -76,14 +76,14 @@ type layer struct {
 	// that holds the file.
 	base string
 
-	enabled, failIfUnavailable, autoAllowBash, allowUnsandboxed  *setting[bool]
-	allowAllUnixSockets, allowLocalBinding, allowGitConfig       *setting[bool]
-	weakerNested, nestedUserNS, allowSocketpair, weakerNetwork   *setting[bool]
-	serve                                                        *setting[bool]
-	requireFull, containerMode, acceptUnconfined                 *setting[bool]
-	caches                                                       *setting[bool]
-	cachesMaxSize                                                *setting[int64]
-	cachesMaxAge                                                 *setting[time.Duration]
+	enabled, failIfUnavailable, autoAllowBash, allowUnsandboxed *setting[bool]
+	allowAllUnixSockets, allowLocalBinding, allowGitConfig      *setting[bool]
+	weakerNested, nestedUserNS, allowSocketpair, weakerNetwork  *setting[bool]
+	serve                                                       *setting[bool]
+	requireFull, containerMode, acceptUnconfined                *setting[bool]
+	caches                                                      *setting[bool]
+	cachesMaxSize                                               *setting[int64]
+	cachesMaxAge                                                *setting[time.Duration]
 	// httpProxyPort and socksProxyPort are cordon's proxy's ports inside
 	// the sandbox; externalHTTPPort and externalSOCKSPort a proxy of the
 	// user's on the host instead (sandbox-runtime's httpProxyPort and

@@ -292,7 +292,7 @@ func TestInDockerNoLandlock(t *testing.T) {
 // way around it reaches the test network (the escape suite's network
 // cases, which reach it from the same container with cordon off).
 func TestInDockerNetwork(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it holds the test network (see newNetFixture).
 	requires(t, netNeedRoot, needDocker, needTool("ip"), needTool("curl"))
 	f := newNetFixture(t)
 	d := newDockerLike(t, dockerDefault)

@@ -18,7 +18,7 @@ import (
 // server received: the real value for the credential's host, the fake for
 // any other; and by what the sandbox can read: never the real value.
 func TestMaskedCredentials(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it holds the test network (see newNetFixture).
 	requires(t, netNeedRoot, needTool("ip"), needTool("curl"), needTool("git"), needTool("python3"))
 	f := newNetFixture(t)
 	// What cordon's proxy verifies the server against, and what the

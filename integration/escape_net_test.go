@@ -233,7 +233,7 @@ CORDON_IT_ESCAPE=front "$HELPER" ` + netServerAddr + `:443 allowed.cordon-test a
 // sandbox, cold and through cordon serve (nothing arrives), and unguarded
 // (they arrive), as root and as an unprivileged user.
 func TestEscapeNetwork(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it holds the test network (see newNetFixture).
 	requires(t, netNeedRoot, needTool("ip"), needTool("curl"))
 	f := newNetFixture(t)
 	eachCaller(t, func(t *testing.T, c *caller) {

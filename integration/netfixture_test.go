@@ -328,6 +328,13 @@ func netNeedRoot() string {
 
 // newNetFixture sets up the test network for the test and tears it down
 // when the test and its subtests are done, whatever happened.
+//
+// A test that takes it must not be parallel (its subtests may be): the
+// suite's parallel tests get a slot each from -test.parallel (GOMAXPROCS,
+// 2 on CI), and a parallel test waiting here for another's network would
+// keep its slot from that test's parallel subtests, which need slots to
+// finish and give the network back. Run in the suite's serial phase, one
+// after the other, the network is always free when the next asks.
 func newNetFixture(t *testing.T) *netFixture {
 	t.Helper()
 	unlock := netLock(t)
@@ -396,9 +403,8 @@ func netIP(t *testing.T, args ...string) {
 	}
 }
 
-// netInProcess serialises the tests of this suite that use the test
-// network; they wait for each other as long as the suite's own timeout
-// allows.
+// netInProcess is held by the test of this suite that has the test
+// network; the next one finds it free (see newNetFixture).
 var netInProcess sync.Mutex
 
 // netLock serialises the test network between the tests of this suite,
@@ -406,7 +412,9 @@ var netInProcess sync.Mutex
 // addresses and the names.
 func netLock(t *testing.T) (unlock func()) {
 	t.Helper()
-	netInProcess.Lock()
+	if !netInProcess.TryLock() {
+		t.Fatal("the test network is held by another test of this suite: a test that takes it must not call t.Parallel (see newNetFixture)")
+	}
 	locked := false
 	defer func() {
 		if !locked {

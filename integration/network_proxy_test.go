@@ -214,7 +214,7 @@ EOF`,
 // names, not the host, not a metadata address, not a direct connection,
 // not UDP. Judged by what the servers received.
 func TestNetworkProxy(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it holds the test network (see newNetFixture).
 	requires(t, netNeedRoot, needTool("ip"), needTool("curl"))
 	start := time.Now()
 	f := newNetFixture(t)

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -337,6 +338,10 @@ func netNeedRoot() string {
 // after the other, the network is always free when the next asks.
 func newNetFixture(t *testing.T) *netFixture {
 	t.Helper()
+	// The testing package does not say; its field does (where it is).
+	if p := reflect.ValueOf(t).Elem().FieldByName("isParallel"); p.IsValid() && p.Bool() {
+		t.Fatal("a test that takes the test network must not call t.Parallel (see newNetFixture)")
+	}
 	unlock := netLock(t)
 	t.Cleanup(unlock)
 	netSweep(t)

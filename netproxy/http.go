@@ -57,11 +57,13 @@ type route struct {
 	// connections in the pool, beside the destination.
 	dial func(context.Context, Decision) (net.Conn, error)
 	pool string
-	// prepare, when set, sees each request before it is sent upstream.
-	// It may change its header and its body (req.Body, with
-	// req.ContentLength, -1 for a chunked body), or refuse it with an
-	// error, which the client gets as a 403.
-	prepare func(*http.Request, Decision) error
+	// prepare, when set, sees each request before it is sent upstream
+	// (tls: over a TLS connection of the proxy's own). It may change its
+	// header and its body (req.Body, with req.ContentLength, -1 for a
+	// chunked body), or refuse it with an error, which the client gets as
+	// a 403.
+	prepare func(req *http.Request, d Decision, tls bool) error
+	tls     bool
 }
 
 // clientConn is a client connection of the HTTP proxy.
@@ -402,7 +404,7 @@ func idempotent(method string) bool {
 func (p *Proxy) forward(cc *clientConn, req *http.Request, d Decision, rt route) bool {
 	body := req.Body
 	if rt.prepare != nil {
-		if err := rt.prepare(req, d); err != nil {
+		if err := rt.prepare(req, d, rt.tls); err != nil {
 			req.Body = body // what is left of the client's body is dropped
 			return cc.answer(req, 403, errRequestRefused, "cordon proxy: "+err.Error()+"\n")
 		}

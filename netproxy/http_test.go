@@ -932,7 +932,7 @@ func TestPinnedRoute(t *testing.T) {
 	if !d.Allowed {
 		t.Fatal(d)
 	}
-	rt := route{dest: &d, prepare: func(req *http.Request, got Decision) error {
+	rt := route{dest: &d, prepare: func(req *http.Request, got Decision, _ bool) error {
 		if got.dest() != d.dest() {
 			t.Errorf("prepare got %s", got.dest())
 		}

@@ -75,6 +75,11 @@ type Config struct {
 	// tunnel is opaque.
 	Mask *mask.Set
 	CA   *CA
+	// OnCredential, when set, receives each use of a masked secret the
+	// proxy sees on the wire, once per request and secret: its real value
+	// put in, or its fake sent as it is (to another host, or over plain
+	// HTTP). Synchronously, on the connection's goroutine.
+	OnCredential func(CredentialUse)
 	// RootCAs verify the servers of terminated tunnels (nil: this host's
 	// roots).
 	RootCAs *x509.CertPool
@@ -396,7 +401,13 @@ func (p *Proxy) serveConn(c net.Conn) {
 	defer p.release()
 	defer p.untrack(c)
 	defer c.Close()
-	p.serveHTTP(c, &prefixConn{Conn: c, first: b[:]}, route{})
+	var rt route
+	if p.cfg.Mask != nil {
+		// plain HTTP: fakes reported, real values put in only with
+		// allowPlaintextInject
+		rt.prepare = p.unmask
+	}
+	p.serveHTTP(c, &prefixConn{Conn: c, first: b[:]}, rt)
 }
 
 // prefixConn gives back the byte read to sniff the protocol.

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"cordon.dev/cordon/netproxy/mask"
 )
 
 // TLS termination, for masked secrets. A tunnel to a host some masked
@@ -71,13 +73,17 @@ func (p *Proxy) terminate(client net.Conn, br *bufio.Reader, d Decision) {
 		return
 	}
 	conn.SetDeadline(time.Time{})
-	p.serveHTTP(conn, conn, route{dest: &d, dial: p.dialTLS, pool: "tls", prepare: p.unmask})
+	p.serveHTTP(conn, conn, route{dest: &d, dial: p.dialTLS, pool: "tls", prepare: p.unmask, tls: true})
 }
 
-// unmask puts the real values into a request of a terminated tunnel.
-func (p *Proxy) unmask(req *http.Request, d Decision) error {
+// CredentialUse is a masked secret met on the wire (Config.OnCredential).
+type CredentialUse = mask.Event
+
+// unmask puts the real values into a request to d (over TLS when tls):
+// see mask.Set.Request.
+func (p *Proxy) unmask(req *http.Request, d Decision, tls bool) error {
 	query := req.URL.RawQuery
-	if err := p.cfg.Mask.Request(req, d.Host); err != nil {
+	if err := p.cfg.Mask.Request(req, mask.Dest{Host: d.Host, Port: d.Port, TLS: tls}, p.cfg.OnCredential); err != nil {
 		return err
 	}
 	if req.URL.RawQuery != query {

@@ -3,14 +3,18 @@ package netproxy
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"cordon.dev/cordon/netproxy/mask"
 )
@@ -56,10 +60,9 @@ func TestTerminate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := mask.New(mask.SigV4Policy{})
-	var events []mask.Event
+	set := mask.New(mask.Options{})
+	var events []CredentialUse
 	var mu sync.Mutex
-	set.OnEvent = func(e mask.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
 	real := "ghp_" + strings.Repeat("r", 36)
 	fake, err := set.Mask(mask.Rule{Name: "env GH_TOKEN", Hosts: func(h string) bool { return h == "api.example.com" }}, real)
 	if err != nil {
@@ -68,7 +71,8 @@ func TestTerminate(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(origin.Certificate())
 	res := StaticResolver{"api.example.com": addrs("127.0.0.1"), "other.example.com": addrs("127.0.0.1")}
-	r := newRig(t, Config{AllowedDomains: []string{"api.example.com", "other.example.com", "127.0.0.1"}, Mask: set, CA: ca, RootCAs: roots}, res)
+	r := newRig(t, Config{AllowedDomains: []string{"api.example.com", "other.example.com", "127.0.0.1"}, Mask: set, CA: ca, RootCAs: roots,
+		OnCredential: func(e CredentialUse) { mu.Lock(); events = append(events, e); mu.Unlock() }}, res)
 
 	// The sandbox trusts cordon's CA and the host's roots (here the
 	// origin's own CA).
@@ -120,8 +124,10 @@ func TestTerminate(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(events) != 2 || events[0] != (mask.Event{Host: "api.example.com", Name: "env GH_TOKEN", Substituted: true}) {
-		t.Errorf("events %+v, want one substitution per request", events)
+	n, _ := strconv.Atoi(port)
+	use := CredentialUse{Dest: mask.Dest{Host: "api.example.com", Port: n, TLS: true}, Name: "env GH_TOKEN", Own: true, Substituted: true}
+	if diff := cmp.Diff([]CredentialUse{use, use}, events); diff != "" {
+		t.Errorf("events (-want +got), want one substitution per request (the fakes to other.example.com are not seen):\n%s", diff)
 	}
 }
 
@@ -132,7 +138,7 @@ func TestTerminateUnverified(t *testing.T) {
 	addr := origin.Listener.Addr().String()
 	port := addr[strings.LastIndex(addr, ":")+1:]
 	ca, _ := NewCA()
-	set := mask.New(mask.SigV4Policy{})
+	set := mask.New(mask.Options{})
 	fake, _ := set.Mask(mask.Rule{Name: "env T", Hosts: func(h string) bool { return h == "api.example.com" }}, "real-secret-value-0123456789")
 	r := newRig(t, Config{AllowedDomains: []string{"api.example.com", "127.0.0.1"}, Mask: set, CA: ca, RootCAs: x509.NewCertPool()}, StaticResolver{"api.example.com": addrs("127.0.0.1")})
 	trust := x509.NewCertPool()
@@ -152,5 +158,67 @@ func TestTerminateUnverified(t *testing.T) {
 	defer origin.mu.Unlock()
 	if len(origin.got) != 0 {
 		t.Errorf("the unverified server got %d requests", len(origin.got))
+	}
+}
+
+// TestUnmaskPlain: over plain HTTP a masked secret's fake stays, to its
+// own host too, unless allowPlaintextInject lets the real value go there;
+// every fake the proxy sees is reported, to another host too.
+func TestUnmaskPlain(t *testing.T) {
+	for _, plaintext := range []bool{false, true} {
+		t.Run(fmt.Sprint("allowPlaintextInject ", plaintext), func(t *testing.T) {
+			var got []string
+			var mu sync.Mutex
+			up := newUpstream(t, false, func(w http.ResponseWriter, req *http.Request) {
+				b, _ := io.ReadAll(req.Body)
+				mu.Lock()
+				got = append(got, req.Host+" "+req.Header.Get("Authorization")+" "+req.URL.RawQuery+" "+string(b))
+				mu.Unlock()
+			})
+			set := mask.New(mask.Options{Plaintext: plaintext})
+			real := "ghp_" + strings.Repeat("r", 36)
+			fake, err := set.Mask(mask.Rule{Name: "env GH_TOKEN", Hosts: func(h string) bool { return h == "api.example.com" }}, real)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events []CredentialUse
+			r := newRig(t, Config{AllowedDomains: []string{"api.example.com", "other.example.com", "127.0.0.1"}, Mask: set,
+				OnCredential: func(e CredentialUse) { mu.Lock(); events = append(events, e); mu.Unlock() }},
+				StaticResolver{"api.example.com": addrs("127.0.0.1"), "other.example.com": addrs("127.0.0.1")})
+			c := proxyClient(r.http)
+			for _, host := range []string{"api.example.com", "other.example.com"} {
+				req, _ := http.NewRequest("POST", fmt.Sprintf("http://%s:%d/?k=%s", host, up.port, fake), strings.NewReader("t="+fake))
+				req.Header.Set("Authorization", "Bearer "+fake)
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("%s: %s", host, resp.Status)
+				}
+			}
+			want := fake
+			if plaintext {
+				want = real
+			}
+			hostport := func(h string) string { return fmt.Sprintf("%s:%d", h, up.port) }
+			wantGot := []string{
+				hostport("api.example.com") + " Bearer " + want + " k=" + want + " t=" + want,
+				hostport("other.example.com") + " Bearer " + fake + " k=" + fake + " t=" + fake,
+			}
+			wantEvents := []CredentialUse{
+				{Dest: mask.Dest{Host: "api.example.com", Port: up.port}, Name: "env GH_TOKEN", Own: true, Substituted: plaintext},
+				{Dest: mask.Dest{Host: "other.example.com", Port: up.port}, Name: "env GH_TOKEN"},
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(wantGot, got); diff != "" {
+				t.Errorf("the servers got (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantEvents, events); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -44,7 +44,10 @@ func maskCredentials(p *policy.Policy, env []string, state, id string, warn io.W
 	if len(cr.Masked) == 0 {
 		return nil, nil
 	}
-	m := &masking{set: mask.New(mask.SigV4Policy{Streaming: cr.SigV4.Streaming, Presigned: cr.SigV4.Presigned, SigV4a: cr.SigV4.SigV4a})}
+	m := &masking{set: mask.New(mask.Options{
+		SigV4:     mask.SigV4Policy{Streaming: cr.SigV4.Streaming, Presigned: cr.SigV4.Presigned, SigV4a: cr.SigV4.SigV4a},
+		Plaintext: cr.AllowPlaintextInject,
+	})}
 	m.spec.Env = map[string]string{}
 	var files []spec.MaskedFile
 	var contents []string

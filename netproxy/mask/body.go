@@ -22,14 +22,14 @@ type replacer struct {
 	r       io.Reader
 	pairs   []pair
 	maxLen  int
-	seen    func(*Secret)
+	seen    func(pair)
 	pending []byte // read, not yet scanned out
 	out     []byte // ready for the reader
 	eof     bool
 	buf     []byte
 }
 
-func newReplacer(r io.Reader, pairs []pair, seen func(*Secret)) *replacer {
+func newReplacer(r io.Reader, pairs []pair, seen func(pair)) *replacer {
 	rp := &replacer{r: r, pairs: pairs, seen: seen, buf: make([]byte, 32<<10)}
 	for _, p := range pairs {
 		rp.maxLen = max(rp.maxLen, len(p.from))
@@ -81,7 +81,7 @@ func (rp *replacer) scan(end bool) {
 		p := rp.pairs[which]
 		rp.out = append(rp.out, work[pos:pos+at]...)
 		rp.out = append(rp.out, p.to...)
-		rp.seen(p.sec)
+		rp.seen(p)
 		pos += at + len(p.from)
 	}
 	keep := 0

@@ -28,13 +28,13 @@ func FuzzMask(f *testing.F) {
 			}
 			r.Extract = re
 		}
-		s := New(SigV4Policy{})
+		s := New(Options{})
 		masked, err := s.Mask(r, value)
 		if err != nil {
 			return
 		}
 		req := httptest.NewRequest("POST", "https://h/", iotest.HalfReader(strings.NewReader(masked)))
-		if err := s.Request(req, "h"); err != nil {
+		if err := s.Request(req, tlsTo("h"), nil); err != nil {
 			t.Fatal(err)
 		}
 		back, err := io.ReadAll(req.Body)
@@ -92,7 +92,7 @@ func FuzzReplacer(f *testing.F) {
 		if cut%2 == 1 {
 			r = iotest.OneByteReader(r)
 		}
-		got, err := io.ReadAll(newReplacer(r, pairs, func(*Secret) {}))
+		got, err := io.ReadAll(newReplacer(r, pairs, func(pair) {}))
 		if err != nil || string(got) != want {
 			t.Fatalf("%q: got %q, want %q", in, got, want)
 		}

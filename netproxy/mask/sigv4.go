@@ -172,7 +172,7 @@ type resign struct {
 func (s *Set) planSigV4(req *http.Request, host string) (*resign, error) {
 	s.mu.RLock()
 	pairs := s.pairs
-	pol := s.sigv4
+	pol := s.opts.SigV4
 	s.mu.RUnlock()
 	if len(pairs) == 0 {
 		return nil, nil

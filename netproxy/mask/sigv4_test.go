@@ -63,7 +63,7 @@ func TestSignV4(t *testing.T) {
 func TestResign(t *testing.T) {
 	fakeSecret := "placeholder"
 	setup := func(pol SigV4Policy) (*Set, string, string, string) {
-		s := New(pol)
+		s := New(Options{SigV4: pol})
 		hosts := only("example.amazonaws.com")
 		id, _ := s.Mask(Rule{Name: "env AWS_ACCESS_KEY_ID", Hosts: hosts}, exampleKeyID)
 		sec, _ := s.Mask(Rule{Name: "env AWS_SECRET_ACCESS_KEY", Hosts: hosts}, exampleSecret)
@@ -107,7 +107,7 @@ func TestResign(t *testing.T) {
 		req := httptest.NewRequest("POST", "https://example.amazonaws.com/", strings.NewReader(body))
 		req.Header.Set("X-Amz-Security-Token", tok)
 		sign(req, id, sec, body, "x-amz-security-token")
-		if err := s.Request(req, "example.amazonaws.com"); err != nil {
+		if err := s.Request(req, tlsTo("example.amazonaws.com"), nil); err != nil {
 			t.Fatal(err)
 		}
 		verify(t, req)
@@ -117,7 +117,7 @@ func TestResign(t *testing.T) {
 		s, id, sec, _ := setup(SigV4Policy{})
 		req := httptest.NewRequest("GET", "https://example.amazonaws.com/?a=b", nil)
 		sign(req, id, sec, "")
-		if err := s.Request(req, "example.amazonaws.com"); err != nil {
+		if err := s.Request(req, tlsTo("example.amazonaws.com"), nil); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(req.Header.Get("Authorization"), "SignedHeaders=host;x-amz-date;x-amz-security-token,") {
@@ -130,7 +130,16 @@ func TestResign(t *testing.T) {
 		req := httptest.NewRequest("GET", "https://other.example/", nil)
 		sign(req, id, sec, "")
 		before := req.Header.Get("Authorization")
-		if err := s.Request(req, "other.example"); err != nil || req.Header.Get("Authorization") != before {
+		if err := s.Request(req, tlsTo("other.example"), nil); err != nil || req.Header.Get("Authorization") != before {
+			t.Errorf("changed: %v %q", err, req.Header.Get("Authorization"))
+		}
+	})
+	t.Run("plain HTTP: not signed again", func(t *testing.T) {
+		s, id, sec, _ := setup(SigV4Policy{})
+		req := httptest.NewRequest("GET", "http://example.amazonaws.com/", nil)
+		sign(req, id, sec, "")
+		before := req.Header.Get("Authorization")
+		if err := s.Request(req, Dest{Host: "example.amazonaws.com", Port: 80}, nil); err != nil || req.Header.Get("Authorization") != before {
 			t.Errorf("changed: %v %q", err, req.Header.Get("Authorization"))
 		}
 	})
@@ -139,7 +148,7 @@ func TestResign(t *testing.T) {
 		req := httptest.NewRequest("GET", "https://example.amazonaws.com/", nil)
 		sign(req, "AKIAREALOTHERKEY", "other-secret", "")
 		before := req.Header.Get("Authorization")
-		if err := s.Request(req, "example.amazonaws.com"); err != nil || req.Header.Get("Authorization") != before {
+		if err := s.Request(req, tlsTo("example.amazonaws.com"), nil); err != nil || req.Header.Get("Authorization") != before {
 			t.Errorf("changed: %v %q", err, req.Header.Get("Authorization"))
 		}
 	})
@@ -178,7 +187,7 @@ func TestResign(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, id, sec, _ := setup(tc.pol)
-			err := s.Request(tc.make(id, sec), "example.amazonaws.com")
+			err := s.Request(tc.make(id, sec), tlsTo("example.amazonaws.com"), nil)
 			var r *Refusal
 			if got := errors.As(err, &r); got != tc.deny {
 				t.Errorf("refused %v (%v), want %v", got, err, tc.deny)

@@ -116,6 +116,83 @@ print(urllib.request.urlopen(req, timeout=20).read().decode())'`, tok))
 				t.Errorf("the server got %q and %q, want the real values", s.Auth, s.Body)
 			}
 		})
+		t.Run("plain HTTP: the fake, unless allowPlaintextInject", func(t *testing.T) {
+			plainSettings := filepath.Join(b.dir, "plaintext.json")
+			must(t, os.WriteFile(plainSettings, []byte(`{"sandbox": {"credentials": {"allowPlaintextInject": true}}}`), 0o644))
+			for _, tc := range []struct {
+				name  string
+				flags []string
+				want  func(fake string) string
+			}{
+				{"without", nil, func(fake string) string { return fake }},
+				{"with", []string{"--settings", plainSettings}, func(string) string { return real }},
+			} {
+				tok := "t" + randomHex(6)
+				r := b.runSpec(runSpec{flags: append(append([]string{}, flags...), tc.flags...), env: []string{"GH_TOKEN=" + real},
+					args: []string{"sh", "-c", `echo "$GH_TOKEN"; curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" http://allowed.cordon-test/` + tok + `-plain`}})
+				if r.code != 0 {
+					t.Fatalf("%s: %s", tc.name, r)
+				}
+				fake := strings.Split(r.stdout, "\n")[0]
+				if got := seenOnce(t, tok+"-plain").Auth; got != "Bearer "+tc.want(fake) {
+					t.Errorf("%s allowPlaintextInject: allowed.cordon-test got %q over plain HTTP, want %q", tc.name, got, "Bearer "+tc.want(fake))
+				}
+			}
+		})
+		t.Run("records: where each went, never a value", func(t *testing.T) {
+			// a box of its own: its store holds this run's records alone
+			rb := newBox(t, c)
+			r := rb.runSpec(runSpec{flags: flags, env: []string{"GH_TOKEN=" + real, "SSL_CERT_FILE=" + roots}, args: []string{"sh", "-c", `echo "$GH_TOKEN"
+for i in 1 2; do curl -sS --max-time 20 -o /dev/null -H "Authorization: Bearer $GH_TOKEN" https://allowed.cordon-test/rec-own || exit 1; done
+curl -sS --max-time 20 -o /dev/null -d "token=$GH_TOKEN" https://sub.wild.cordon-test/rec-other &&
+curl -sS --max-time 20 -o /dev/null -H "X-Token: $GH_TOKEN" http://allowed.cordon-test/rec-plain`}})
+			if r.code != 0 {
+				t.Fatalf("%s", r)
+			}
+			fake := strings.Split(r.stdout, "\n")[0]
+			var got []string
+			for _, v := range rb.violations("--kind", "credential") {
+				if v.Kind != "credential" || v.Run == "" || v.Time.IsZero() {
+					t.Errorf("record %+v", v)
+				}
+				got = append(got, fmt.Sprintf("%s %s:%d substituted=%v count=%d", v.Credential, v.Host, v.Port, v.Substituted, v.Count))
+			}
+			want := []string{
+				"env GH_TOKEN allowed.cordon-test:443 substituted=true count=2",
+				"env GH_TOKEN sub.wild.cordon-test:443 substituted=false count=1",
+				"env GH_TOKEN allowed.cordon-test:80 substituted=false count=1",
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("cordon violations --kind credential:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if !strings.Contains(r.stderr, "cordon: kept env GH_TOKEN from sub.wild.cordon-test:443 (not among its injectHosts") ||
+				strings.Contains(r.stderr, "real value to") {
+				t.Errorf("the note names the fakes kept from a host, never a substitution:\n%s", r.stderr)
+			}
+			if vs := rb.violations("--kind", "network"); len(vs) != 0 {
+				t.Errorf("--kind network: %+v", vs)
+			}
+			// The records name the credential, never a value. (Other
+			// records keep a refused process's command line as it was
+			// written, a fake with it: a fake is worth nothing outside its
+			// run.)
+			store, _ := filepath.Glob(filepath.Join(rb.dir, "state", "cordon", "violations.jsonl*"))
+			if len(store) == 0 {
+				t.Fatal("no record store")
+			}
+			for _, f := range store {
+				b, err := os.ReadFile(f)
+				must(t, err)
+				if strings.Contains(string(b), real) {
+					t.Errorf("%s holds the real value:\n%s", f, b)
+				}
+				for _, l := range strings.Split(string(b), "\n") {
+					if strings.Contains(l, `"kind":"credential"`) && strings.Contains(l, fake) {
+						t.Errorf("%s: a record holds the fake:\n%s", f, l)
+					}
+				}
+			}
+		})
 		t.Run("never readable inside", func(t *testing.T) {
 			// The environment, the masked files (a fake bound over each,
 			// the rest of the file kept), /proc, and a core dump of a

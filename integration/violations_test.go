@@ -29,6 +29,10 @@ type violation struct {
 	Port    int       `json:"port"`
 	Reason  string    `json:"reason"`
 	Hint    string    `json:"hint"`
+	// a masked credential's record
+	Credential  string `json:"credential"`
+	Substituted bool   `json:"substituted"`
+	Count       int    `json:"count"`
 }
 
 // violations lists the box's store with `cordon violations --json` and

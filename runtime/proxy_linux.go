@@ -27,8 +27,8 @@ type bridge struct {
 }
 
 // newBridge prepares the unix socket the init hands the listeners over,
-// when the spec asks for the proxy. The connections the proxy refuses
-// go to rec.
+// when the spec asks for the proxy. The connections the proxy refuses,
+// and the masked credentials it sees, go to rec.
 func newBridge(s *specs.Spec, cfg *netproxy.Config, rec *recorder) (*bridge, error) {
 	if s.Annotations[spec.AnnotationProxy] == "" {
 		return nil, nil
@@ -53,6 +53,9 @@ func newBridge(s *specs.Spec, cfg *netproxy.Config, rec *recorder) (*bridge, err
 		if user != nil {
 			user(d)
 		}
+	}
+	if c.Mask != nil {
+		c.OnCredential = func(u netproxy.CredentialUse) { rec.add(CredentialViolation(u)) }
 	}
 	if b.proxy, err = netproxy.New(c); err != nil {
 		b.close()

@@ -47,6 +47,25 @@ func NetworkViolation(d netproxy.Decision) Violation {
 	return v
 }
 
+// CredentialViolation is the record of a masked credential the proxy saw
+// on the wire.
+func CredentialViolation(u netproxy.CredentialUse) Violation {
+	v := Violation{Kind: KindCredential, Host: u.Host, Port: u.Port, Credential: u.Name, Substituted: u.Substituted}
+	switch {
+	case u.Substituted && u.TLS:
+		v.Reason = "among its injectHosts, over TLS whose server cordon verified"
+	case u.Substituted:
+		v.Reason = "among its injectHosts, over plain HTTP (credentials.allowPlaintextInject)"
+	case !u.Own:
+		v.Reason = "not among its injectHosts: its fake went out"
+		v.Hint = "add the host to the credential's injectHosts if it is to get the real value"
+	default:
+		v.Reason = "plain HTTP: the real value goes only over TLS, and its fake went out"
+		v.Hint = "use https://, or credentials.allowPlaintextInject"
+	}
+	return v
+}
+
 // Finish ends the record once the command has ended: the violations go to
 // the store, and the note about them to o.Notify. A store that cannot be
 // written is noted, and changes nothing else.

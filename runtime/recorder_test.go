@@ -85,3 +85,51 @@ func TestNetworkViolationHint(t *testing.T) {
 		})
 	}
 }
+
+// TestCredentialRecords: a masked credential's uses are recorded, one
+// record per credential, destination and outcome with the number of
+// requests; the fakes kept from a host are noted, the substitutions only
+// recorded; --kind selects them.
+func TestCredentialRecords(t *testing.T) {
+	dir := t.TempDir()
+	var noted []string
+	r := NewRecorder(Options{ID: "run-c", Store: dir, Notify: func(msg string) { noted = append(noted, msg) }})
+	own := netproxy.CredentialUse{Name: "env GH_TOKEN", Own: true, Substituted: true}
+	own.Host, own.Port, own.TLS = "api.github.com", 443, true
+	other := netproxy.CredentialUse{Name: "env GH_TOKEN"}
+	other.Host, other.Port, other.TLS = "evil.example", 443, true
+	plain := netproxy.CredentialUse{Name: "env GH_TOKEN", Own: true}
+	plain.Host, plain.Port = "api.github.com", 80
+	for _, u := range []netproxy.CredentialUse{own, own, other, own, plain} {
+		r.Add(CredentialViolation(u))
+	}
+	r.Decision(netproxy.Decision{Host: "denied.example", Port: 443, Reason: netproxy.ReasonAllowlist, Rule: "not in allowedDomains"})
+	r.Finish()
+
+	want := []string{
+		"kept env GH_TOKEN from evil.example:443 (not among its injectHosts: its fake went out; add the host to the credential's injectHosts if it is to get the real value)",
+		"kept env GH_TOKEN from api.github.com:80 (plain HTTP: the real value goes only over TLS, and its fake went out; use https://, or credentials.allowPlaintextInject)",
+		"blocked connection to denied.example:443 (not in allowedDomains; allow with --allow-domain denied.example or sandbox.network.allowedDomains)",
+	}
+	if diff := cmp.Diff(want, noted); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	got, err := ReadViolations(dir, Filter{Kind: KindCredential})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums []string
+	for _, v := range got {
+		sums = append(sums, v.Summary())
+	}
+	wantSums := []string{
+		"sent env GH_TOKEN's real value to api.github.com:443 in 3 requests (among its injectHosts, over TLS whose server cordon verified)",
+		want[0], want[1],
+	}
+	if diff := cmp.Diff(wantSums, sums); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	if got[0].Count != 3 || got[0].Credential != "env GH_TOKEN" || !got[0].Substituted || got[1].Count != 1 || got[1].Substituted {
+		t.Errorf("records: %+v", got)
+	}
+}

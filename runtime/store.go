@@ -111,6 +111,8 @@ type Filter struct {
 	Since time.Time
 	// Run keeps one run's (empty: all runs).
 	Run string
+	// Kind keeps one kind (empty: all kinds).
+	Kind string
 }
 
 // ReadViolations returns the violations in the store in dir that f
@@ -145,7 +147,7 @@ func ReadViolations(dir string, f Filter) ([]Violation, error) {
 			if json.Unmarshal(sc.Bytes(), &v) != nil {
 				continue
 			}
-			if (f.Run != "" && v.Run != f.Run) || v.Time.Before(f.Since) {
+			if (f.Run != "" && v.Run != f.Run) || (f.Kind != "" && v.Kind != f.Kind) || v.Time.Before(f.Since) {
 				continue
 			}
 			out = append(out, v)

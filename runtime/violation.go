@@ -31,7 +31,15 @@ const (
 	// sandbox, listening on a port. Syscall is the Seatbelt operation,
 	// Args what it was refused.
 	KindOperation = "operation"
+	// KindCredential is a masked credential the proxy saw on the wire:
+	// its real value put into a request to one of its hosts
+	// (Substituted), or its fake on its way elsewhere — another host, or
+	// its own over plain HTTP — which went out as it is.
+	KindCredential = "credential"
 )
+
+// Kinds are the kinds of violation.
+var Kinds = []string{KindSyscall, KindSocket, KindWrite, KindRead, KindNetwork, KindOperation, KindCredential}
 
 // Violation is one thing the sandbox refused.
 type Violation struct {
@@ -50,9 +58,17 @@ type Violation struct {
 	// Path is the file a refused write was to, absolute inside the
 	// sandbox (the same path on the host).
 	Path string `json:"path,omitempty"`
-	// Host and Port are a refused connection's destination.
+	// Host and Port are a refused connection's destination, or where a
+	// masked credential went.
 	Host string `json:"host,omitempty"`
 	Port int    `json:"port,omitempty"`
+	// Credential names a masked credential ("env GH_TOKEN", "file
+	// /home/u/.npmrc"), never its value; Substituted: its real value went
+	// in, else its fake went out. Count is how many of the run's requests
+	// did the same (the record is the first).
+	Credential  string `json:"credential,omitempty"`
+	Substituted bool   `json:"substituted,omitempty"`
+	Count       int    `json:"count,omitempty"`
 	// Reason says why it was refused, and Hint how to allow it when it
 	// can be.
 	Reason string `json:"reason"`
@@ -90,6 +106,15 @@ func (v Violation) Summary() string {
 		what = "blocked " + v.Syscall + "(" + strings.Join(v.Args, ", ") + ")"
 	case KindOperation:
 		what = "blocked " + v.Target()
+	case KindCredential:
+		if v.Substituted {
+			what = "sent " + v.Credential + "'s real value to " + v.Target()
+		} else {
+			what = "kept " + v.Credential + " from " + v.Target()
+		}
+		if v.Count > 1 {
+			what += fmt.Sprintf(" in %d requests", v.Count)
+		}
 	default:
 		what = "blocked system call " + v.Syscall
 	}
@@ -148,12 +173,12 @@ type recorder struct {
 	ws      string
 	ignore  Ignore
 	list    []Violation
-	seen    map[string]bool
+	seen    map[string]int // a record's key → its index in list
 	dropped int
 }
 
 func newRecorder(run, command, workspace string, ignore Ignore) *recorder {
-	return &recorder{run: run, command: command, ws: workspace, ignore: ignore, seen: map[string]bool{}}
+	return &recorder{run: run, command: command, ws: workspace, ignore: ignore, seen: map[string]int{}}
 }
 
 // add records v unless it is ignored. Repeats of the same refusal (same
@@ -171,15 +196,21 @@ func (r *recorder) add(v Violation) {
 	if r.ignore.Match(r.command, v) {
 		return
 	}
-	key := v.Kind + "\x00" + v.Target() + "\x00" + v.Command
-	if r.seen[key] {
+	key := v.Kind + "\x00" + v.Target() + "\x00" + v.Command + "\x00" + v.Credential + "\x00" + strconv.FormatBool(v.Substituted)
+	if i, ok := r.seen[key]; ok {
+		if v.Kind == KindCredential {
+			r.list[i].Count++
+		}
 		return
 	}
 	if len(r.list) >= maxRunViolations {
 		r.dropped++
 		return
 	}
-	r.seen[key] = true
+	if v.Kind == KindCredential {
+		v.Count = 1
+	}
+	r.seen[key] = len(r.list)
 	r.list = append(r.list, v)
 }
 
@@ -206,13 +237,14 @@ const maxNotes = 5
 // recorded, not noted: glibc tries nscd's socket whenever it looks up a
 // user name (ls -l, tar, id, bash), and syslog(3) /dev/log, so nearly
 // every command meets that refusal, and a note on each would drown the
-// ones that matter.
+// ones that matter. A masked credential's real value put in where it
+// belongs is no refusal: recorded, not noted.
 func notes(run string, vs []Violation, dropped int) []string {
 	var out []string
 	seen := map[string]bool{}
 	more := dropped
 	for _, v := range vs {
-		if v.Kind == KindSocket {
+		if v.Kind == KindSocket || v.Kind == KindCredential && v.Substituted {
 			continue
 		}
 		line := v.Summary()

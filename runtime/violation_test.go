@@ -29,6 +29,10 @@ func TestViolationSummary(t *testing.T) {
 			"blocked socket(AF_UNIX, SOCK_STREAM, 0) by docker (unix sockets reach outside the sandbox)"},
 		{Violation{Kind: KindSyscall, Syscall: "mount", Reason: "namespaces and mounts are cordon's to set up"},
 			"blocked system call mount (namespaces and mounts are cordon's to set up)"},
+		{Violation{Kind: KindCredential, Credential: "file /home/u/.npmrc", Host: "registry.npmjs.org", Port: 443, Substituted: true, Count: 1, Reason: "among its injectHosts"},
+			"sent file /home/u/.npmrc's real value to registry.npmjs.org:443 (among its injectHosts)"},
+		{Violation{Kind: KindCredential, Credential: "env T", Host: "x.example", Port: 443, Count: 2, Reason: "not among its injectHosts"},
+			"kept env T from x.example:443 in 2 requests (not among its injectHosts)"},
 		// macOS
 		{Violation{Kind: KindOperation, Syscall: "mach-lookup", Args: []string{"com.apple.FontServer"}, Command: "java", Reason: "a Mach service not on the sandbox's list"},
 			"blocked mach-lookup com.apple.FontServer by java (a Mach service not on the sandbox's list)"},
@@ -164,6 +168,8 @@ func TestStore(t *testing.T) {
 		{Filter{Run: "run-b"}, []string{"run-b"}},
 		{Filter{Since: t0.Add(time.Minute)}, []string{"run-b"}},
 		{Filter{Since: t0.Add(2 * time.Hour)}, nil},
+		{Filter{Kind: KindSyscall}, []string{"run-b"}},
+		{Filter{Kind: KindCredential}, nil},
 	} {
 		vs, err := ReadViolations(dir, tc.f)
 		if err != nil {

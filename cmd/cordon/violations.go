@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,17 +18,21 @@ import (
 func violationsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "violations",
-		Usage: "list what sandboxes refused: system calls, connections, and (when recorded) file accesses",
+		Usage: "list what sandboxes refused: system calls, connections, (when recorded) file accesses; and where masked credentials went",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 			&cli.StringFlag{Name: "since", Usage: "only those since `WHEN`: a duration back from now (90m, 2h, 7d), a date (2026-11-22) or a time (RFC 3339)"},
 			&cli.StringFlag{Name: "run", Usage: "only those of the run `ID` (as cordon list and the end-of-run note give it)"},
+			&cli.StringFlag{Name: "kind", Usage: "only those of `KIND`: " + strings.Join(runtime.Kinds, ", ")},
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return errors.New("violations takes no arguments")
 			}
-			f := runtime.Filter{Run: cmd.String("run")}
+			f := runtime.Filter{Run: cmd.String("run"), Kind: cmd.String("kind")}
+			if f.Kind != "" && !slices.Contains(runtime.Kinds, f.Kind) {
+				return fmt.Errorf("--kind %q: want one of %s", f.Kind, strings.Join(runtime.Kinds, ", "))
+			}
 			if s := cmd.String("since"); s != "" {
 				t, err := parseSince(s, time.Now())
 				if err != nil {
@@ -48,7 +53,7 @@ func violationsCommand() *cli.Command {
 				return enc.Encode(vs)
 			}
 			for _, v := range vs {
-				fmt.Fprintf(stdout, "%s  %s  %-9s  %s\n", v.Time.Local().Format("2006-01-02 15:04:05"), v.Run, v.Kind, v.Summary())
+				fmt.Fprintf(stdout, "%s  %s  %-10s  %s\n", v.Time.Local().Format("2006-01-02 15:04:05"), v.Run, v.Kind, v.Summary())
 			}
 			return nil
 		},

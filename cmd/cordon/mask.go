@@ -52,15 +52,11 @@ func maskCredentials(p *policy.Policy, env []string, state, id string, warn io.W
 	var files []spec.MaskedFile
 	var contents []string
 	for _, c := range cr.Masked {
-		rules, err := netproxy.NewRules(c.InjectHosts, nil)
+		hosts, err := injectHosts(c.InjectHosts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: credentials %s: %w", c.Source, c.Name(), err)
 		}
-		rule := mask.Rule{Name: c.Name(), JWT: c.Decode == "jwt", Claims: c.MaskClaims, Duplicates: c.MaskDuplicates,
-			Hosts: func(host string) bool {
-				match, err := rules.Match(host, 443)
-				return err == nil && match.Verdict == netproxy.Allowed
-			}}
+		rule := mask.Rule{Name: c.Name(), JWT: c.Decode == "jwt", Claims: c.MaskClaims, Duplicates: c.MaskDuplicates, Hosts: hosts}
 		if c.Extract != "" {
 			rule.Extract = regexp.MustCompile(c.Extract) // checked when the settings were read
 		}
@@ -142,6 +138,19 @@ func maskCredentials(p *policy.Policy, env []string, state, id string, warn io.W
 		}
 	}
 	return m, nil
+}
+
+// injectHosts is a credential's hosts: whether a host (no port) matches
+// one of the patterns.
+func injectHosts(patterns []string) (func(string) bool, error) {
+	rules, err := netproxy.NewRules(patterns, nil)
+	if err != nil {
+		return nil, err
+	}
+	return func(host string) bool {
+		match, err := rules.Match(host, 443)
+		return err == nil && match.Verdict == netproxy.Allowed
+	}, nil
 }
 
 // credentialValue reads a credential's real value; false when there is

@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"cordon.dev/cordon/netproxy"
+	"cordon.dev/cordon/netproxy/mask"
 )
 
 // proxyCommand is "cordon proxy": the filtering proxy alone, in the
@@ -31,6 +33,8 @@ func proxyCommand() *cli.Command {
 			&cli.StringFlag{Name: "ask-command", Usage: "a program asked about destinations neither list matches (JSON on stdin and stdout)"},
 			&cli.StringFlag{Name: "ask-socket", Usage: "a unix socket asked about destinations neither list matches (one JSON line each way)"},
 			&cli.DurationFlag{Name: "ask-timeout", Value: time.Minute, Usage: "how long a question may take before it counts as a refusal"},
+			&cli.StringSliceFlag{Name: "mask", Usage: "mask the variable `NAME=HOST[,HOST...]` of this environment: clients send the fake it prints, the proxy puts the real value into requests to HOST (TLS to it terminated); repeatable"},
+			&cli.StringFlag{Name: "trust-bundle", Usage: "with --mask: write what clients must trust to `FILE` (the proxy's CA, then this host's roots)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
@@ -52,6 +56,9 @@ func proxyCommand() *cli.Command {
 				cfg.Ask = &netproxy.AskCommand{Path: a, Stderr: stderr}
 			case s != "":
 				cfg.Ask = &netproxy.AskSocket{Path: s}
+			}
+			if err := proxyMasks(cmd, &cfg); err != nil {
+				return err
 			}
 			p, err := netproxy.New(cfg)
 			if err != nil {
@@ -92,6 +99,58 @@ func proxyCommand() *cli.Command {
 			}
 		},
 	}
+}
+
+// proxyMasks sets up cordon proxy's --mask flags: the secrets, the CA
+// and the trust bundle; each fake, and each use of a secret, is said on
+// stderr.
+func proxyMasks(cmd *cli.Command, cfg *netproxy.Config) error {
+	masks, bundle := cmd.StringSlice("mask"), cmd.String("trust-bundle")
+	if len(masks) == 0 {
+		if bundle != "" {
+			return errors.New("--trust-bundle is for --mask")
+		}
+		return nil
+	}
+	if bundle == "" {
+		return errors.New("--mask needs --trust-bundle FILE: the clients must trust the proxy's CA")
+	}
+	set := mask.New(mask.Options{})
+	for _, m := range masks {
+		name, hosts, ok := strings.Cut(m, "=")
+		if !ok || name == "" || hosts == "" {
+			return fmt.Errorf("--mask %q: want NAME=HOST[,HOST...]", m)
+		}
+		value, ok := os.LookupEnv(name)
+		if !ok || value == "" {
+			return fmt.Errorf("--mask %s: the variable is not set", name)
+		}
+		match, err := injectHosts(strings.Split(hosts, ","))
+		if err != nil {
+			return fmt.Errorf("--mask %s: %w", name, err)
+		}
+		fake, err := set.Mask(mask.Rule{Name: "env " + name, Hosts: match}, value)
+		if err != nil {
+			return fmt.Errorf("--mask %s: %w", name, err)
+		}
+		fmt.Fprintf(stderr, "cordon proxy: %s masked for %s: %s=%s\n", name, hosts, name, fake)
+	}
+	ca, err := processCA()
+	if err != nil {
+		return fmt.Errorf("TLS termination: %w", err)
+	}
+	if err := os.WriteFile(bundle, ca.TrustBundle(), 0o644); err != nil {
+		return fmt.Errorf("--trust-bundle: %w", err)
+	}
+	cfg.Mask, cfg.CA = set, ca
+	cfg.OnCredential = func(u netproxy.CredentialUse) {
+		what := "kept " + u.Name + " from"
+		if u.Substituted {
+			what = "put " + u.Name + "'s real value into a request to"
+		}
+		fmt.Fprintf(stderr, "%s %s %s\n", time.Now().Format("15:04:05.000"), what, net.JoinHostPort(u.Host, strconv.Itoa(u.Port)))
+	}
+	return nil
 }
 
 // proxyConnectCommand is "cordon proxy-connect": the ssh ProxyCommand used

@@ -42,7 +42,9 @@ func main() {
 		}
 		var err error
 		if *only == "proxy" {
-			err = proxyBench(*cordon, *compare, *n)
+			if err = proxyBench(*cordon, *compare, *n); err == nil {
+				err = terminateBench(*cordon, *n)
+			}
 		} else {
 			err = run(*cordon, *compare, *n, true)
 		}
@@ -222,6 +224,9 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 		return err
 	}
 	if err := proxyBench(cordon, "", n); err != nil {
+		return err
+	}
+	if err := terminateBench(cordon, n); err != nil {
 		return err
 	}
 	return serveBench(cordon, truePath, env, work)

@@ -45,12 +45,12 @@ func proxyBench(cordon, compare string, n int) error {
 	}
 	var proxies []proxy
 	for i, bin := range bins {
-		httpAddr, socksAddr, pid, stop, err := startProxy(bin)
+		pp, err := startProxy(bin, nil)
 		if err != nil {
 			return err
 		}
-		defer stop()
-		p := proxy{httpAddr: httpAddr, socksAddr: socksAddr, pid: pid}
+		defer pp.stop()
+		p := proxy{httpAddr: pp.httpAddr, socksAddr: pp.socksAddr, pid: pp.pid}
 		if i > 0 {
 			p.label = " (" + filepath.Base(bin) + ")"
 		}
@@ -248,39 +248,52 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ
 }
 
+// proxyProcess is a running "cordon proxy".
+type proxyProcess struct {
+	httpAddr, socksAddr string
+	pid                 int
+	// said is what it said on stderr before it listened
+	said []string
+	stop func()
+}
+
 // startProxy runs "cordon proxy" on two free loopback ports, allowing
-// 127.0.0.1, and returns its addresses and process id.
-func startProxy(cordon string) (httpAddr, socksAddr string, pid int, stop func(), err error) {
-	cmd := exec.Command(cordon, "proxy", "--listen-http", "127.0.0.1:0", "--listen-socks", "127.0.0.1:0", "--allow-domain", "127.0.0.1")
+// 127.0.0.1 and any more arguments, with env added to the bench's
+// environment.
+func startProxy(cordon string, env []string, args ...string) (*proxyProcess, error) {
+	cmd := exec.Command(cordon, append([]string{"proxy", "--listen-http", "127.0.0.1:0", "--listen-socks", "127.0.0.1:0", "--allow-domain", "127.0.0.1"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
-		return "", "", 0, nil, err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", "", 0, nil, fmt.Errorf("cordon proxy: %w", err)
+		return nil, fmt.Errorf("cordon proxy: %w", err)
 	}
-	stop = func() {
+	p := &proxyProcess{pid: cmd.Process.Pid, stop: func() {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
-	}
+	}}
 	sc := bufio.NewScanner(errPipe)
 	timer := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
 	defer timer.Stop()
-	for (httpAddr == "" || socksAddr == "") && sc.Scan() {
+	for (p.httpAddr == "" || p.socksAddr == "") && sc.Scan() {
 		line := sc.Text()
 		if a, ok := strings.CutPrefix(line, "cordon proxy: http on "); ok {
-			httpAddr = a
+			p.httpAddr = a
 		} else if a, ok := strings.CutPrefix(line, "cordon proxy: socks5 on "); ok {
-			socksAddr = a
+			p.socksAddr = a
+		} else {
+			p.said = append(p.said, line)
 		}
 	}
-	if httpAddr == "" || socksAddr == "" {
-		stop()
-		return "", "", 0, nil, errors.New("cordon proxy did not say where it listens")
+	if p.httpAddr == "" || p.socksAddr == "" {
+		p.stop()
+		return nil, fmt.Errorf("cordon proxy did not say where it listens: %q", p.said)
 	}
 	// its decision log must not fill the pipe
 	go io.Copy(io.Discard, errPipe)
-	return httpAddr, socksAddr, cmd.Process.Pid, stop, nil
+	return p, nil
 }
 
 func serveTCP(handle func(net.Conn)) (net.Listener, error) {

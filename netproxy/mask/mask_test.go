@@ -17,10 +17,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// only returns a Hosts function allowing exactly the hosts named.
 // tlsTo is a destination over verified TLS.
 func tlsTo(host string) Dest { return Dest{Host: host, Port: 443, TLS: true} }
 
+// only returns a Hosts function allowing exactly the hosts named.
 func only(hosts ...string) func(string) bool {
 	return func(h string) bool {
 		for _, x := range hosts {

@@ -221,7 +221,7 @@ func netUpstreamCases() []netUpstreamCase {
 
 // TestNetworkUpstream runs the cases behind the upstream proxies.
 func TestNetworkUpstream(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it holds the test network (see newNetFixture).
 	requires(t, netNeedRoot, needTool("ip"), needTool("curl"), needTool("tinyproxy"))
 	f := newNetFixture(t)
 	ups := f.startUpstreams(t)

@@ -18,8 +18,8 @@ const defaultPath = "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 // environ filtered by the policy, the sandbox markers, an empty
 // GIT_TEMPLATE_DIR, TMPDIR in the run's temporary directory, with clang's
 // module cache there too (it would otherwise go to the per-user cache
-// directory, which is not writable), and a default PATH when there is
-// none. The proxy's variables are
+// directory, which is not writable), the package caches' variables, and a
+// default PATH when there is none. The proxy's variables are
 // netproxy.Env's; append them when the policy allows any domain.
 func Environ(p *policy.Policy, r Request, environ []string) []string {
 	// No templates for git init and git clone: they would copy hooks into
@@ -28,6 +28,9 @@ func Environ(p *policy.Policy, r Request, environ []string) []string {
 	set := append(append([]string(nil), sandboxEnv...), "GIT_TEMPLATE_DIR=")
 	if r.TempDir != "" {
 		set = append(set, "TMPDIR="+r.TempDir, "CLANG_MODULE_CACHE_PATH="+path.Join(r.TempDir, "clang-module-cache"))
+	}
+	for _, k := range r.Caches {
+		set = append(set, k.Env)
 	}
 	names := map[string]bool{}
 	for _, kv := range set {

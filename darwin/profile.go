@@ -29,6 +29,10 @@ type Request struct {
 	// TMPDIR: writable, and not subject to the protections of the writable
 	// roots (it is cordon's, and removed after the run). Empty means none.
 	TempDir string
+	// Caches are the directories cordon points the package managers'
+	// caches at (runtime.OpenCaches' redirects): writable and readable as
+	// the temporary directory is (they are cordon's, kept per workspace).
+	Caches []Cache
 	// HTTPProxyPort and SOCKSProxyPort are the loopback ports of cordon's
 	// filtering proxy, the only network destinations of a policy that
 	// allows any domain; such a policy needs at least one of them.
@@ -51,6 +55,13 @@ type Request struct {
 	// submodules. Nil reads nothing: paths are only rewritten from /tmp,
 	// /var and /etc to /private.
 	FS fs.FS
+}
+
+// Cache is a package cache redirected to a directory of cordon's.
+type Cache struct {
+	// Dir is the directory; Env the environment entry (NAME=value) that
+	// points the tool at it, set over the caller's.
+	Dir, Env string
 }
 
 var (
@@ -88,7 +99,7 @@ type compiler struct {
 	home string
 
 	roots     []root    // writable roots and the git directories they use
-	temp      []pattern // the run's temporary directory
+	temp      []pattern // the run's temporary directory and the package caches
 	denyRead  []pattern
 	allowRead []pattern
 	creds     []pattern // credential stores: denied but for the allowRead paths inside them
@@ -160,6 +171,12 @@ func (c *compiler) check() error {
 	dirs := [][2]string{{"workspace", p.Workspace}, {"working directory", r.Cwd}, {"home directory", c.home}}
 	if r.TempDir != "" {
 		dirs = append(dirs, [2]string{"temporary directory", r.TempDir})
+	}
+	for _, k := range r.Caches {
+		if name, _, ok := strings.Cut(k.Env, "="); !ok || name == "" {
+			return fmt.Errorf("%w: package cache %q: environment entry %q is not NAME=value", ErrInvalid, k.Dir, k.Env)
+		}
+		dirs = append(dirs, [2]string{"package cache", k.Dir})
 	}
 	for _, d := range dirs {
 		if !path.IsAbs(d[1]) {
@@ -243,6 +260,10 @@ func (c *compiler) collect() {
 	if c.r.TempDir != "" {
 		c.temp = c.spell(literalPattern(c.r.TempDir))
 	}
+	for _, k := range c.r.Caches {
+		c.temp = append(c.temp, c.spell(literalPattern(path.Clean(k.Dir)))...)
+	}
+	c.temp = uniquePatterns(c.temp)
 	c.collectNested()
 	fsys := c.p.Filesystem
 	c.creds = c.credentialStores()
@@ -809,8 +830,11 @@ func (c *compiler) writes() {
 	for _, pt := range c.temp {
 		allow = append(allow, c.allowFilter(pt))
 	}
-	c.b.rule("Writes: the writable roots and the run's temporary directory only.",
-		"allow", []string{"file-write*"}, allow)
+	what := "Writes: the writable roots and the run's temporary directory only."
+	if len(c.r.Caches) > 0 {
+		what = "Writes: the writable roots, the run's temporary directory and the\npackage caches cordon keeps for the workspace only."
+	}
+	c.b.rule(what, "allow", []string{"file-write*"}, allow)
 	if len(allow) == 0 {
 		c.b.comment("Writes: nowhere.")
 	}

@@ -119,6 +119,13 @@ var profileCases = []profileCase{
 		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home)
 		p.Filesystem.AllowWrite = []string{home + "/.cache/build"}
 	}},
+	{name: "package-caches", policy: func(p *policy.Policy) {
+		// The home hidden: the caches cordon keeps there stay usable.
+		p.Filesystem.DenyRead = append(p.Filesystem.DenyRead, home)
+	}, req: func(r *Request) {
+		k := home + "/.cache/cordon/caches/0123456789abcdef/redirect/"
+		r.Caches = []Cache{{Dir: k + "npm", Env: "npm_config_cache=" + k + "npm"}, {Dir: k + "go-mod", Env: "GOMODCACHE=" + k + "go-mod"}}
+	}},
 	{name: "allow-read-in-credential-store", policy: func(p *policy.Policy) {
 		p.Filesystem.AllowRead = []string{home + "/.ssh/known_hosts", home + "/.config/gh/config.yml"}
 	}},
@@ -634,6 +641,8 @@ func TestProfileRefuses(t *testing.T) {
 		{name: "empty tag", req: func(r *Request) { r.Tag = "" }, want: "run tag"},
 		{name: "relative cwd", req: func(r *Request) { r.Cwd = "proj" }, want: "not absolute"},
 		{name: "relative temp", req: func(r *Request) { r.TempDir = "tmp" }, want: "not absolute"},
+		{name: "relative cache", req: func(r *Request) { r.Caches = []Cache{{Dir: "npm", Env: "npm_config_cache=npm"}} }, want: "not absolute"},
+		{name: "cache without variable", req: func(r *Request) { r.Caches = []Cache{{Dir: "/c/npm", Env: "/c/npm"}} }, want: "NAME=value"},
 		{name: "relative entry", policy: func(p *policy.Policy) { p.Filesystem.DenyRead = []string{"x"} }, want: "not absolute"},
 		{name: "newline in path", policy: func(p *policy.Policy) {
 			p.Filesystem.DenyWrite = []string{ws + "/a\n(allow file-write*)"}

@@ -212,6 +212,17 @@ var semanticTables = map[string]semanticTable{
 			denied("rename a directory above a writable root inside a denyRead", dir("file-write-unlink", "{home}/.cache")),
 		},
 	},
+	"package-caches": {
+		set: map[string]bool{"read a home file": false},
+		extra: []probe{
+			allowed("install into the npm cache cordon keeps", file("file-write-create", "{home}/.cache/cordon/caches/0123456789abcdef/redirect/npm/_cacache/x")),
+			allowed("read the npm cache cordon keeps", file("file-read-data", "{home}/.cache/cordon/caches/0123456789abcdef/redirect/npm/_cacache/x")),
+			allowed("remove from the module cache cordon keeps", file("file-write-unlink", "{home}/.cache/cordon/caches/0123456789abcdef/redirect/go-mod/x")),
+			denied("write beside the caches", file("file-write-create", "{home}/.cache/cordon/caches/0123456789abcdef/workspace")),
+			denied("write another workspace's caches", file("file-write-create", "{home}/.cache/cordon/caches/fedcba9876543210/redirect/npm/x")),
+			denied("write the host's npm cache", file("file-write-create", "{home}/.npm/_cacache/x")),
+		},
+	},
 	"allow-read-in-credential-store": {
 		extra: []probe{
 			allowed("read ~/.ssh/known_hosts (allowRead)", file("file-read-data", "{home}/.ssh/known_hosts")),
@@ -463,6 +474,10 @@ var srtDifferences = map[string]srtDifference{
 	"globs: write config/[!a-c]?.json":                                        {"allowed", "gitignore's `[!a-c]` is a negated class; sandbox-runtime reads `!` as a member of the class"},
 	"globs: write config/ax.json":                                             {"denied", "gitignore's `[!a-c]` is a negated class; sandbox-runtime reads `!` as a member of the class"},
 	"globs: write a proj-* allowWrite root":                                   {"denied", "a glob in `allowWrite` covers what is below each match, as a path does; sandbox-runtime's regex matches the match itself"},
+	"package-caches: read a workspace file":                                   {"denied", "a writable root inside a `denyRead` is readable, as on Linux where its bind lies over the denied directory; sandbox-runtime hides it, so the command cannot read what it may write"},
+	"package-caches: install into the npm cache cordon keeps":                 {"denied", "cordon points the package managers at caches of its own, kept per workspace (docs/settings.md, cordon.caches); sandbox-runtime leaves them read-only, so `npm install` and `go mod download` fail"},
+	"package-caches: read the npm cache cordon keeps":                         {"denied", "cordon points the package managers at caches of its own, kept per workspace (docs/settings.md, cordon.caches); sandbox-runtime leaves them read-only, so `npm install` and `go mod download` fail"},
+	"package-caches: remove from the module cache cordon keeps":               {"denied", "cordon points the package managers at caches of its own, kept per workspace (docs/settings.md, cordon.caches); sandbox-runtime leaves them read-only, so `npm install` and `go mod download` fail"},
 	"deny-read-covers-root: read a workspace file":                            {"denied", "a writable root inside a `denyRead` is readable, as on Linux where its bind lies over the denied directory; sandbox-runtime hides it, so the command cannot read what it may write"},
 	"deny-read-covers-root: read an allowWrite root inside a denyRead":        {"denied", "a writable root inside a `denyRead` is readable, as on Linux where its bind lies over the denied directory; sandbox-runtime hides it, so the command cannot read what it may write"},
 	"tricky-paths: read a denyRead glob below the workspace":                  {"allowed", "sandbox-runtime's globs have no escapes: a glob below a directory whose name holds `[`, `*`, `?` or `\\` cannot be written in its settings, and is left out of them"},

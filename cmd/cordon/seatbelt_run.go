@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"cordon.dev/cordon/caches"
 	"cordon.dev/cordon/darwin"
 	"cordon.dev/cordon/netproxy"
 	"cordon.dev/cordon/policy"
@@ -77,6 +78,27 @@ func seatbeltRun(ctx context.Context, sys seatbeltSystem, r seatbeltRequest) (in
 	}
 	defer os.RemoveAll(tmp)
 	req := darwin.Request{Cwd: r.cwd, Home: pol.Home, TempDir: tmp, Tag: id, Terminal: r.terminal, Executable: r.self, FS: sys.fsys}
+	// The package caches: no overlays on macOS, so each tool with a
+	// variable is pointed at a directory of cordon's, kept per workspace.
+	if pol.Caches.Enabled {
+		cs, err := runtime.OpenCaches(runtime.CacheRequest{
+			Root:      runtime.CacheRoot(pol.Home, r.environ),
+			Workspace: pol.Workspace,
+			RunID:     id,
+			List:      caches.For(pol.Home, r.environ, "darwin"),
+			Home:      pol.Home,
+			Env:       r.environ,
+		})
+		// As on Linux, caches that cannot be opened stay read-only.
+		if err == nil {
+			defer cs.Close()
+		} else {
+			cs = &runtime.Caches{}
+		}
+		for _, v := range cs.Views {
+			req.Caches = append(req.Caches, darwin.Cache{Dir: v.Dir, Env: v.Env})
+		}
+	}
 
 	rep := newRunReport(&sandbox{policy: pol, req: spec.Request{ID: id, Args: r.args, Cwd: r.cwd}})
 	rec := runtime.NewRecorder(runtime.Options{

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -327,5 +328,58 @@ func TestSeatbeltRunIgnore(t *testing.T) {
 	entries, _ := os.ReadDir(req.store)
 	if slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == "violations.jsonl" }) {
 		t.Error("an ignored refusal was stored")
+	}
+}
+
+// The package caches on macOS: redirected through the tools' variables to
+// the directories cordon keeps per workspace, which the profile lets the
+// command write; the caller's own caches untouched; nothing with the
+// caches off.
+func TestSeatbeltRunCaches(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		enabled bool
+	}{
+		{"on", true},
+		{"off", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pol, req, f, _ := seatbeltSetup(t, "sh", "-c", "npm install")
+			if !pol.Caches.Enabled {
+				t.Fatal("the default policy has the caches off")
+			}
+			pol.Caches.Enabled = tc.enabled
+			xdg := t.TempDir()
+			req.environ = append(req.environ, "XDG_CACHE_HOME="+xdg, "npm_config_cache=/Users/u/.npm-own")
+			f.run = func(f *fakeMac) (darwin.Result, error) { return darwin.Result{}, nil }
+			if status, err := seatbeltRun(context.Background(), f.system(), req); err != nil || status != 0 {
+				t.Fatalf("status %d, %v", status, err)
+			}
+			npm, gopath := envValue(f.opts.Env, "npm_config_cache"), envValue(f.opts.Env, "GOPATH")
+			if !tc.enabled {
+				if npm != "/Users/u/.npm-own" || gopath != "" || strings.Contains(f.profile, xdg) {
+					t.Errorf("caches off: npm_config_cache=%q GOPATH=%q, profile mentions %s: %v", npm, gopath, xdg, strings.Contains(f.profile, xdg))
+				}
+				return
+			}
+			root := filepath.Join(xdg, "cordon", "caches")
+			for name, dir := range map[string]string{"npm_config_cache": npm, "GOPATH": gopath} {
+				if !strings.HasPrefix(dir, root+"/") || !strings.HasSuffix(dir, "/redirect/"+filepath.Base(dir)) {
+					t.Errorf("%s=%q, want a redirect under %s", name, dir, root)
+					continue
+				}
+				if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+					t.Errorf("%s: %s was not made: %v", name, dir, err)
+				}
+				// (Seatbelt sees /tmp as /private/tmp.)
+				if !strings.Contains(f.profile, `(subpath "`+dir+`")`) && !strings.Contains(f.profile, `(subpath "/private`+dir+`")`) {
+					t.Errorf("%s: the profile does not open %s", name, dir)
+				}
+			}
+			ws, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(npm)), "workspace"))
+			if err != nil || strings.TrimSpace(string(ws)) != pol.Workspace {
+				t.Errorf("the caches' workspace: %q, %v", ws, err)
+			}
+		})
 	}
 }

@@ -429,9 +429,12 @@ func prepareRunc(cordon, work, ws, truePath string) (runc, bundle string, err er
 		}
 		sc["syscalls"] = kept
 	}
-	// The root must exist for runc: cordon's run prepares it.
-	if err := exec.Command(cordon, "run", "--", truePath).Run(); err != nil {
-		return "", "", fmt.Errorf("cordon run: %w", err)
+	// The root, and the workspace's package caches the spec mounts, must
+	// exist for runc: cordon's run in the same workspace prepares them.
+	runCmd := exec.Command(cordon, "run", "--", truePath)
+	runCmd.Dir = ws
+	if out, err := runCmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("cordon run: %v: %s", err, out)
 	}
 	bundle = filepath.Join(work, "bundle")
 	if err := os.Mkdir(bundle, 0o755); err != nil {

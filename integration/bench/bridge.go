@@ -32,12 +32,11 @@ func bridgeBench(cordon string, n int) error {
 	cs := []*contender{without, with}
 	for _, c := range cs {
 		for range 3 {
-			if _, err := once(c); err != nil {
+			if _, _, err := once(c); err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
 	}
-	cpu := map[*contender][]time.Duration{}
 	var diffs, cpuDiffs []time.Duration // with - without, run by run
 	for i := range n {
 		// Alternate which goes first, so that neither always runs on
@@ -47,15 +46,15 @@ func bridgeBench(cordon string, n int) error {
 			order = []*contender{with, without}
 		}
 		for _, c := range order {
-			d, used, err := onceCPU(c)
+			d, used, err := once(c)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 			c.wall = append(c.wall, d)
-			cpu[c] = append(cpu[c], used)
+			c.cpu = append(c.cpu, used)
 		}
 		diffs = append(diffs, with.wall[i]-without.wall[i])
-		cpuDiffs = append(cpuDiffs, cpu[with][i]-cpu[without][i])
+		cpuDiffs = append(cpuDiffs, with.cpu[i]-without.cpu[i])
 	}
 
 	if err := measureRSS(work, cs); err != nil {
@@ -66,7 +65,7 @@ func bridgeBench(cordon string, n int) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "contender\tmedian\tp90\tCPU (median)\tpeak RSS\t")
 	for _, c := range cs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", c.name, ms(median(c.wall)), ms(percentile(c.wall, 0.9)), ms(median(cpu[c])), kib(c.rss))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", c.name, ms(median(c.wall)), ms(percentile(c.wall, 0.9)), ms(median(c.cpu)), kib(c.rss))
 	}
 	w.Flush()
 	fmt.Println()
@@ -74,25 +73,9 @@ func bridgeBench(cordon string, n int) error {
 		signedMS(median(with.wall)-median(without.wall)), n, signedMS(median(diffs)),
 		signedMS(percentile(diffs, 0.25)), signedMS(percentile(diffs, 0.75)))
 	fmt.Printf("               %s of CPU time (cordon and its sandbox; paired differences: median %s, middle half %s to %s); goal: at most 1-2 ms\n",
-		signedMS(median(cpu[with])-median(cpu[without])), signedMS(median(cpuDiffs)),
+		signedMS(median(with.cpu)-median(without.cpu)), signedMS(median(cpuDiffs)),
 		signedMS(percentile(cpuDiffs, 0.25)), signedMS(percentile(cpuDiffs, 0.75)))
 	return nil
-}
-
-// onceCPU is once, with the CPU time cordon and the processes it waited
-// for used: steadier than wall time on a busy machine.
-func onceCPU(c *contender) (wall, cpu time.Duration, err error) {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Dir = c.dir
-	out := &limited{}
-	cmd.Stdout, cmd.Stderr = out, out
-	start := time.Now()
-	err = cmd.Run()
-	wall = time.Since(start)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%v: %s", err, out.buf)
-	}
-	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // signedMS is ms with the sign always shown.

@@ -195,7 +195,7 @@ func checkEquivalent(c *contender, argv []string, filtered bool) error {
 	check := *c
 	check.argv = append(slices.Clone(argv), sh, "-c",
 		`grep -E '^Seccomp:' /proc/self/status; cat /proc/self/uid_map; touch /etc/cordon-bench-probe 2>/dev/null && echo writable; true`)
-	_, out, err := onceOutput(&check)
+	_, _, out, err := onceOutput(&check)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.name, err)
 	}

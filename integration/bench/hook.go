@@ -42,23 +42,16 @@ func hookBench(cordon string, n int) error {
 		return err
 	}
 	cs := []*contender{
-		{name: "/bin/true", argv: []string{truePath}, dir: ws},
-		{name: "cordon hook claude", argv: []string{cordon, "hook", "claude"}, dir: ws},
+		{name: "/bin/true", argv: []string{truePath}, dir: ws, stdin: payload},
+		{name: "cordon hook claude", argv: []string{cordon, "hook", "claude"}, dir: ws, stdin: payload},
 	}
 	once := func(c *contender) (time.Duration, error) {
-		cmd := exec.Command(c.argv[0], c.argv[1:]...)
-		cmd.Dir = c.dir
-		cmd.Stdin = bytes.NewReader(payload)
-		out := &limited{}
-		cmd.Stdout, cmd.Stderr = out, out
-		start := time.Now()
-		err := cmd.Run()
-		d := time.Since(start)
+		d, _, out, err := onceOutput(c)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %v: %s", c.name, err, out.buf)
+			return 0, fmt.Errorf("%s: %w", c.name, err)
 		}
-		if c.argv[0] == cordon && !bytes.Contains(out.buf, []byte(`"permissionDecision"`)) {
-			return 0, fmt.Errorf("%s answered %s", c.name, out.buf)
+		if c.argv[0] == cordon && !bytes.Contains(out, []byte(`"permissionDecision"`)) {
+			return 0, fmt.Errorf("%s answered %s", c.name, out)
 		}
 		return d, nil
 	}

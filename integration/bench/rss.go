@@ -98,7 +98,7 @@ func peakRSS(maxrss string, c *contender) (int64, error) {
 	outFile := filepath.Join(filepath.Dir(maxrss), "maxrss.out")
 	mc := *c
 	mc.argv = append([]string{maxrss, outFile}, c.argv...)
-	if _, err := once(&mc); err != nil {
+	if _, _, err := once(&mc); err != nil {
 		return 0, err
 	}
 	data, err := os.ReadFile(outFile)

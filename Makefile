@@ -18,7 +18,7 @@ GOFLAGS_BUILD := -tags $(TAGS),runc_nocriu,netgo,osusergo -trimpath -ldflags '-l
 
 .DEFAULT_GOAL := build
 
-.PHONY: build run test unit integration bench fuzz lint deps help clean
+.PHONY: build run test unit integration bench fuzz lint deps test-deps help clean
 
 build: deps ## build bin/cordon, and check that the darwin build compiles
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/cordon
@@ -27,7 +27,7 @@ build: deps ## build bin/cordon, and check that the darwin build compiles
 run: build ## build, then show a sandboxed command on the embedded default policy
 	@scripts/demo.sh $(BIN)
 
-test: build ## install what is missing, then run every test (unit and integration)
+test: build test-deps ## install what is missing, then run every test (unit and integration)
 	$(GO) vet -tags $(TAGS) ./...
 	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
 	$(GO) test -tags $(TAGS) -count=1 -timeout 45m $$($(GO) list ./... | grep -v /integration)
@@ -36,10 +36,10 @@ test: build ## install what is missing, then run every test (unit and integratio
 unit: ## run the unit tests only (any OS, any user)
 	$(GO) test -tags $(TAGS) -count=1 $$($(GO) list ./... | grep -v /integration)
 
-integration: build ## run the integration tests (namespaces; as root they also run as an unprivileged user)
+integration: build test-deps ## run the integration tests (namespaces; as root they also run as an unprivileged user)
 	$(GO) test -tags $(TAGS) -count=1 -v ./integration/
 
-bench: build ## compare cordon with bare exec, bubblewrap and runc, cold and warm (cordon serve), in one run; print medians and ratios into docs/performance.md
+bench: build test-deps ## compare cordon with bare exec, bubblewrap and runc, cold and warm (cordon serve), in one run; print medians and ratios into docs/performance.md
 	$(GO) run -tags $(TAGS) ./integration/bench -cordon $(BIN) -doc docs/performance.md
 
 fuzz: ## run every fuzz target for a short while
@@ -54,14 +54,17 @@ lint: ## gofmt, go vet, and the import boundaries of DESIGN.md
 	$(GO) vet -tags $(TAGS) ./...
 	$(GO) test -tags $(TAGS) -run TestImportBoundaries -count=1 .
 
-deps: ## install libseccomp-dev, the static C libraries and pkg-config with apt when missing
-	@scripts/deps.sh
+deps: ## install what building needs (libseccomp-dev, the static C libraries, pkg-config) with apt when missing
+	@scripts/deps.sh build
+
+test-deps: ## install what the tests and benchmarks need too (bubblewrap, containerd, node, ...) with apt when missing
+	@scripts/deps.sh test
 
 clean: ## remove build output
 	rm -rf bin
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 .PHONY: conformance
 conformance: build ## OCI validation suite (runtime-tools) against cordon and runc; both counts (root, ~3 min)

@@ -20,7 +20,7 @@ try "write outside it (/etc)"       sh -c "echo x > /etc/cordon-demo"
 try "write to the home directory"   sh -c "echo x > ~/.bashrc"
 try "read ~/.ssh"                   cat ~/.ssh/id_ed25519
 try "connect to 1.1.1.1:80"         bash -c "exec 3<>/dev/tcp/1.1.1.1/80"
-try "count the processes it can see"  sh -c "ps -e --no-headers | wc -l"
+try "count the processes it can see"  sh -c "ls -d /proc/[0-9]* | wc -l"
 try "who am I"                      id -un
 '
 status=$?

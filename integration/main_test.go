@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -52,9 +51,6 @@ const (
 
 // binaryEnv names a cordon binary to test instead of building one.
 const binaryEnv = "CORDON_IT_BINARY"
-
-// overlayFile is the build overlay needed until seccomp.Compile lands.
-const overlayFile = "/tmp/stub/overlay.json"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
@@ -164,12 +160,7 @@ func buildCordon(modRoot, out string) error {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	args := []string{"build", "-tags", "seccomp,runc_nocriu,netgo,osusergo", "-trimpath",
-		"-ldflags", "-linkmode external -extldflags -static -funcalign=8", "-o", out}
-	// TODO: remove the overlay once seccomp.Compile lands in seccomp/.
-	if needOverlay(modRoot) {
-		args = append(args, "-overlay", overlayFile)
-	}
-	args = append(args, "./cmd/cordon")
+		"-ldflags", "-linkmode external -extldflags -static -funcalign=8", "-o", out, "./cmd/cordon"}
 	cmd := exec.Command(goBin, args...)
 	cmd.Dir = modRoot
 	var outBuf bytes.Buffer
@@ -178,26 +169,6 @@ func buildCordon(modRoot, out string) error {
 		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, outBuf.Bytes())
 	}
 	return nil
-}
-
-// needOverlay reports whether the build still needs the stub overlay: it
-// exists and seccomp/ has no Compile function of its own.
-func needOverlay(modRoot string) bool {
-	if _, err := os.Stat(overlayFile); err != nil {
-		return false
-	}
-	files, _ := filepath.Glob(filepath.Join(modRoot, "seccomp", "*.go"))
-	re := regexp.MustCompile(`(?m)^func Compile\(`)
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		if err == nil && re.Match(data) {
-			return false
-		}
-	}
-	return true
 }
 
 // makeRoot makes a directory every user can reach.

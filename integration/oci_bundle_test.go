@@ -96,17 +96,6 @@ func ociBundle(t testing.TB, args []string, edit func(*specs.Spec)) string {
 	return dir
 }
 
-// withoutNamespace removes a namespace from the spec (host network, ...).
-func withoutNamespace(s *specs.Spec, typ specs.LinuxNamespaceType) {
-	var kept []specs.LinuxNamespace
-	for _, ns := range s.Linux.Namespaces {
-		if ns.Type != typ {
-			kept = append(kept, ns)
-		}
-	}
-	s.Linux.Namespaces = kept
-}
-
 // ociRunc is cordon driven by go-runc as containerd's shim drives runc:
 // every call with --root, --log BUNDLE/log.json and --log-format json.
 func ociRunc(t testing.TB, bundle string) *runc.Runc {

@@ -52,12 +52,6 @@ import (
 // Each attempt prints "NAME: ok" (or what it got) or "NAME: ERRNO".
 const escHelperEnv = "CORDON_IT_ESCAPE"
 
-func init() {
-	if mode := os.Getenv(escHelperEnv); mode != "" {
-		os.Exit(escHelper(mode, os.Args[1:]))
-	}
-}
-
 func escHelper(mode string, args []string) int {
 	switch {
 	case mode == "unix" && len(args) == 2:
@@ -146,8 +140,7 @@ func escHelper(mode string, args []string) int {
 		}
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "%s: bad mode %q %q\n", escHelperEnv, mode, args)
-	return 2
+	return badMode
 }
 
 func errnoErr(e syscall.Errno) error {

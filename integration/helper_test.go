@@ -23,6 +23,41 @@ import (
 //	CORDON_IT_HELPER=userns helper        run /bin/true in a new user namespace
 const helperEnv = "CORDON_IT_HELPER"
 
+// helperModes are the variables that turn this test binary into a tool
+// (VAR=MODE binary ARGS...), each with the function that runs its modes
+// and returns the exit status, or badMode for a mode or arguments it does
+// not know. TestMain runs the first one set, before anything else.
+var helperModes = []struct {
+	env string
+	run func(mode string, args []string) int
+}{
+	{escHelperEnv, escHelper},
+	{netServerEnv, netHelperMain},
+	{ociEnv, ociHelperMain},
+	{helperEnv, helperMain},
+}
+
+// badMode is what a helper mode's function returns for a mode or
+// arguments it does not know.
+const badMode = -1
+
+// runHelper runs the helper mode set in the environment, if any: ok is
+// false when none is.
+func runHelper() (status int, ok bool) {
+	for _, h := range helperModes {
+		mode := os.Getenv(h.env)
+		if mode == "" {
+			continue
+		}
+		if status = h.run(mode, os.Args[1:]); status == badMode {
+			fmt.Fprintf(os.Stderr, "%s: bad mode %q %q\n", h.env, mode, os.Args[1:])
+			return 2, true
+		}
+		return status, true
+	}
+	return 0, false
+}
+
 func helperMain(mode string, args []string) int {
 	switch mode {
 	case "listen":
@@ -35,8 +70,7 @@ func helperMain(mode string, args []string) int {
 	case "userns":
 		return helperUserNS()
 	}
-	fmt.Fprintf(os.Stderr, "helper: bad mode %q %q\n", mode, args)
-	return 2
+	return badMode
 }
 
 func helperListen(addr string) int {

@@ -53,8 +53,8 @@ const (
 const binaryEnv = "CORDON_IT_BINARY"
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(helperEnv); mode != "" {
-		os.Exit(helperMain(mode, os.Args[1:]))
+	if status, ok := runHelper(); ok {
+		os.Exit(status)
 	}
 	os.Exit(runSuite(m))
 }

@@ -95,17 +95,11 @@ var netPolicy = []string{
 }
 
 // netServerEnv turns this test binary into the servers of the test network
-// (or a client tool inside a sandbox), checked before TestMain runs:
+// (or a client tool inside a sandbox):
 //
 //	CORDON_IT_NET=serve helper DIR GIT_HTTP_BACKEND   the servers, in the test's namespace
 //	CORDON_IT_NET=dns helper ADDR NAME                a DNS query over UDP and TCP
 const netServerEnv = "CORDON_IT_NET"
-
-func init() {
-	if mode := os.Getenv(netServerEnv); mode != "" {
-		os.Exit(netHelperMain(mode, os.Args[1:]))
-	}
-}
 
 func netHelperMain(mode string, args []string) int {
 	switch {
@@ -114,8 +108,7 @@ func netHelperMain(mode string, args []string) int {
 	case mode == "dns" && len(args) == 2:
 		return netDNS(args[0], args[1])
 	}
-	fmt.Fprintf(os.Stderr, "%s: bad mode %q %q\n", netServerEnv, mode, args)
-	return 2
+	return badMode
 }
 
 // netSeen is one thing a server of the test network received: an HTTP

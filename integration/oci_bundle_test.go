@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,12 +28,6 @@ const busyboxPath = "/bin/busybox"
 // ociEnv marks the helper modes of this test binary the OCI tests use (see
 // ociHelperMain).
 const ociEnv = "CORDON_IT_OCI"
-
-func init() {
-	if mode := os.Getenv(ociEnv); mode != "" {
-		os.Exit(ociHelperMain(mode, os.Args[1:]))
-	}
-}
 
 // needOCI: root (the OCI verbs run containers as runc does, with cgroups
 // and every namespace) and a static busybox for the containers' root.
@@ -244,6 +237,5 @@ func ociHelperMain(mode string, args []string) int {
 	case "listener":
 		return ociUnderListener(args)
 	}
-	fmt.Fprintf(os.Stderr, "%s: bad mode %q %q\n", ociEnv, mode, args)
-	return 2
+	return badMode
 }

@@ -224,21 +224,7 @@ func netServe(dir, backend string) int {
 		if err != nil {
 			return fail(err)
 		}
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
-					buf := make([]byte, 4096)
-					n, _ := io.ReadAtLeast(c, buf, 1)
-					record(netSeen{Via: "tcp", Local: c.LocalAddr().String(), Remote: c.RemoteAddr().String(), Data: string(buf[:n])})
-				}()
-			}
-		}()
+		go recordFirstBytes(l, "tcp", record)
 	}
 	for _, addr := range []string{netServerAddr + ":53", netServerAddr + ":9999"} {
 		pc, err := net.ListenPacket("udp4", addr)
@@ -645,22 +631,28 @@ func (f *netFixture) startTraps(t *testing.T) {
 		must(t, err)
 		t.Cleanup(func() { l.Close() })
 		f.trapPort[name] = l.Addr().(*net.TCPAddr).Port
+		go recordFirstBytes(l, "host trap", func(s netSeen) {
+			f.trapMu.Lock()
+			f.traps = append(f.traps, s)
+			f.trapMu.Unlock()
+		})
+	}
+}
+
+// recordFirstBytes accepts connections on l until it is closed, and
+// records what each sent first (within 3 s, at most 4 KiB) as seen via via.
+func recordFirstBytes(l net.Listener, via string, record func(netSeen)) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
 		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
-					buf := make([]byte, 4096)
-					n, _ := io.ReadAtLeast(c, buf, 1)
-					f.trapMu.Lock()
-					f.traps = append(f.traps, netSeen{Via: "host trap", Local: c.LocalAddr().String(), Remote: c.RemoteAddr().String(), Data: string(buf[:n])})
-					f.trapMu.Unlock()
-				}()
-			}
+			defer c.Close()
+			_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			buf := make([]byte, 4096)
+			n, _ := io.ReadAtLeast(c, buf, 1)
+			record(netSeen{Via: via, Local: c.LocalAddr().String(), Remote: c.RemoteAddr().String(), Data: string(buf[:n])})
 		}()
 	}
 }

@@ -163,34 +163,9 @@ func (sv *supervisor) supervise(listener int) {
 
 // receive waits for the listener, or for the init to close its end.
 func (sv *supervisor) receive() (int, error) {
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4))
-	raw, err := sv.sock.SyscallConn()
+	fds, err := receiveFDs(sv.sock, 1)
 	if err != nil {
-		return -1, err
-	}
-	var n, oobn int
-	var rerr error
-	err = raw.Read(func(fd uintptr) bool {
-		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
-		return rerr != unix.EAGAIN
-	})
-	if err == nil {
-		err = rerr
-	}
-	if err != nil || n == 0 {
-		return -1, fmt.Errorf("no listener: %v", err)
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return -1, fmt.Errorf("bad message from the init: %v", err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return -1, fmt.Errorf("bad message from the init: %v", err)
+		return -1, fmt.Errorf("no listener: %w", err)
 	}
 	return fds[0], nil
 }

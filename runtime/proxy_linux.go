@@ -69,31 +69,9 @@ func newBridge(s *specs.Spec, cfg *netproxy.Config, rec *recorder) (*bridge, err
 func (b *bridge) serve() error {
 	b.child.Close()
 	_ = b.sock.SetReadDeadline(time.Now().Add(10 * time.Second))
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4*4))
-	raw, err := b.sock.SyscallConn()
+	fds, err := receiveFDs(b.sock, 4)
 	if err != nil {
-		return err
-	}
-	var n, oobn int
-	var rerr error
-	err = raw.Read(func(fd uintptr) bool {
-		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
-		return rerr != unix.EAGAIN
-	})
-	if err == nil {
-		err = rerr
-	}
-	if err != nil || n == 0 {
-		return fmt.Errorf("proxy bridge: the sandbox's init sent no listeners: %v", err)
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return fmt.Errorf("proxy bridge: bad message from the init: %v", err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil {
-		return fmt.Errorf("proxy bridge: %w", err)
+		return fmt.Errorf("proxy bridge: the sandbox's init sent no listeners: %w", err)
 	}
 	for _, fd := range fds {
 		f := os.NewFile(uintptr(fd), "proxy-listener")

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
-	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
@@ -612,55 +611,30 @@ func destroy(c *libcontainer.Container, reaped bool) {
 	}
 }
 
-// newProcess converts the spec's process to libcontainer's.
+// newProcess converts the spec's process to libcontainer's, as the
+// sandbox's first process (see ociProcess).
 func newProcess(p *specs.Process) (*libcontainer.Process, error) {
 	if p == nil {
 		return nil, errors.New("spec has no process")
 	}
-	lp := &libcontainer.Process{
-		Args:            p.Args,
-		Env:             p.Env,
-		UID:             int(p.User.UID),
-		GID:             int(p.User.GID),
-		Cwd:             p.Cwd,
-		NoNewPrivileges: &p.NoNewPrivileges,
-		Init:            true,
-		// Without a level, the init's C stages log every step at debug
-		// level (some thirty JSON lines a run), which the parent reads and
-		// decodes only to drop: logrus is quiet unless CORDON_DEBUG.
-		LogLevel: strconv.Itoa(int(logrus.GetLevel())),
+	lp, err := ociProcess(p)
+	if err != nil {
+		return nil, err
 	}
-	if p.ConsoleSize != nil {
-		lp.ConsoleWidth = uint16(p.ConsoleSize.Width)
-		lp.ConsoleHeight = uint16(p.ConsoleSize.Height)
-	}
-	if c := p.Capabilities; c != nil {
-		lp.Capabilities = &configs.Capabilities{
-			Bounding: c.Bounding, Effective: c.Effective, Inheritable: c.Inheritable,
-			Permitted: c.Permitted, Ambient: c.Ambient,
-		}
-	}
-	for _, g := range p.User.AdditionalGids {
-		lp.AdditionalGroups = append(lp.AdditionalGroups, int(g))
-	}
-	// specconv does not convert rlimits: they go on the process. For
-	// cordon's own init they go to the init instead, which sets them
-	// before it starts the command: libcontainer would set them in its
-	// Go init process, whose runtime then dies under an address space
-	// limit ("fatal error: runtime: cannot allocate memory").
+	lp.Init = true
+	// Without a level, the init's C stages log every step at debug level
+	// (some thirty JSON lines a run), which the parent reads and decodes
+	// only to drop: logrus is quiet unless CORDON_DEBUG.
+	lp.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
+	// cordon's own init takes the rlimits instead, and sets them before
+	// it starts the command: libcontainer would set them in its Go init
+	// process, whose runtime then dies under an address space limit
+	// ("fatal error: runtime: cannot allocate memory").
 	if len(p.Args) > 1 && p.Args[0] == spec.InitPath && p.Args[1] == spec.InitCommand {
-		var err error
+		lp.Rlimits = nil
 		lp.Args, err = withInitRlimits(p.Args, p.Rlimits)
-		return lp, err
 	}
-	for _, rl := range p.Rlimits {
-		t, ok := rlimitTypes[rl.Type]
-		if !ok {
-			return nil, fmt.Errorf("unknown rlimit %q", rl.Type)
-		}
-		lp.Rlimits = append(lp.Rlimits, configs.Rlimit{Type: t, Hard: rl.Hard, Soft: rl.Soft})
-	}
-	return lp, nil
+	return lp, err
 }
 
 var rlimitTypes = map[string]int{

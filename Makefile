@@ -49,7 +49,7 @@ fuzz: ## run every fuzz target for a short while
 	  done; \
 	done
 
-lint: ## gofmt, go vet, and the import boundaries of DESIGN.md
+lint: ## gofmt, go vet, and the import boundaries of docs/architecture.md
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet -tags $(TAGS) ./...
 	$(GO) test -tags $(TAGS) -run TestImportBoundaries -count=1 .

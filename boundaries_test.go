@@ -13,7 +13,7 @@ import (
 const module = "cordon.dev/cordon"
 
 // allowed lists, for each package, the packages of this module it may
-// import (DESIGN.md, "Packages").
+// import (docs/architecture.md, "Packages, and what each may import").
 var allowed = map[string][]string{
 	"policy":       {"policy/shell", "internal/paths"},
 	"policy/shell": {"internal/paths"},
@@ -27,28 +27,25 @@ var allowed = map[string][]string{
 	"probe":         {"internal/paths"},
 	"runtime":       {"spec", "seccomp", "netproxy", "probe", "caches", "internal/dirent", "internal/stack", "internal/paths", "internal/access"},
 	"darwin":        {"policy", "internal/paths", "internal/gitconfig"},
-	// serve: cordon serve's daemon, its pool and its protocol (not in
-	// DESIGN.md's table yet; added with issue 11).
+	// serve: cordon serve's daemon, its pool, its protocol and its client.
 	"serve": {"runtime"},
 	// internal/dirent: getdents for the walks below writable roots (a
-	// leaf, not in DESIGN.md's table).
+	// leaf).
 	"internal/dirent": {},
 	// internal/stack: grows a goroutine's stack in one copy (a leaf, not
 	// in DESIGN.md's table).
 	"internal/stack": {},
 	// internal/paths: whether one path is inside another, for every layer
-	// (a leaf, not in DESIGN.md's table).
+	// (a leaf).
 	"internal/paths": {},
 	// internal/gitconfig: a repository's core.hooksPath and included
-	// files, for mounts and darwin (a leaf, not in DESIGN.md's table).
+	// files, for mounts and darwin (a leaf).
 	"internal/gitconfig": {},
 	// caches: where package managers keep what they download, and how
-	// each is made writable without the host's (a leaf, not in
-	// DESIGN.md's table; issue 20).
+	// each is made writable without the host's.
 	"caches": {"internal/paths"},
 	// internal/access: what a process without capabilities may do to a
-	// file by its bits, for mounts and the runtime's scrub (a leaf, not in
-	// DESIGN.md's table).
+	// file by its bits, for mounts and the runtime's scrub (a leaf).
 	"internal/access": {},
 }
 
@@ -112,14 +109,14 @@ func TestImportBoundaries(t *testing.T) {
 			}
 			rules, ruled := allowed[dir]
 			if !ruled && !slices.Contains(unruled, dir) {
-				t.Errorf("%s has no import rule: add it to allowed (and DESIGN.md) or to unruled", dir)
+				t.Errorf("%s has no import rule: add it to allowed (and docs/architecture.md) or to unruled", dir)
 				break
 			}
 			if !ruled || !strings.HasPrefix(imp, module+"/") {
 				continue
 			}
 			if target := strings.TrimPrefix(imp, module+"/"); !slices.Contains(rules, target) {
-				t.Errorf("%s imports %s; DESIGN.md allows %v", dir, target, rules)
+				t.Errorf("%s imports %s; docs/architecture.md allows %v", dir, target, rules)
 			}
 		}
 	}

@@ -461,9 +461,11 @@ func checkDoctorCache(t *testing.T, b *box, cacheEnv string, first doctorReport)
 
 // TestNamespaceLimit: with user.max_net_namespaces=0 (set in a user
 // namespace of the test's own, whose limits bind everything below it, so
-// the host's sysctls stay as they are) cordon run refuses with exit 125
-// and names the sysctl; raised again, the next run probes again and runs,
-// though the probe cache was written meanwhile.
+// the host's sysctls stay as they are) the full sandbox cannot be made:
+// cordon run confines the command in the container mode and says so, naming
+// the sysctl; under failIfUnavailable it refuses with exit 125 and one line
+// naming it. Raised again, the next run probes again and gets the full
+// sandbox, though the probe cache was written meanwhile.
 func TestNamespaceLimit(t *testing.T) {
 	t.Parallel()
 	requires(t, needTool("setpriv"))
@@ -471,13 +473,19 @@ func TestNamespaceLimit(t *testing.T) {
 		b := newBox(t, c)
 		cache := filepath.Join(b.dir, "cache")
 		must(t, os.Mkdir(cache, 0o700))
+		strict := filepath.Join(b.dir, "strict.json")
+		must(t, os.WriteFile(strict, []byte(`{"sandbox": {"failIfUnavailable": true}}`), 0o644))
 		b.chown()
-		run := "setpriv --inh-caps=-all --ambient-caps=-all " + cordonBin + " run -- "
+		// A session of the test's own: the warnings are said once per
+		// session, whatever other runs said this boot.
+		session := fmt.Sprintf("limit-%s-%d", c.name, time.Now().UnixNano())
+		run := "setpriv --inh-caps=-all --ambient-caps=-all " + cordonBin + " run --session "
 		script := `L=/proc/sys/user/max_net_namespaces
 echo 0 > $L || exit 90
-` + run + `true; echo first=$?
+` + run + session + `-a -- echo contained 2>&1; echo first=$?
+` + run + session + `-b --settings ` + strict + ` -- echo strict 2>&1; echo strict=$?
 echo 1000 > $L || exit 91
-` + run + `echo ran; echo second=$?`
+` + run + session + `-c -- echo ran 2>&1; echo second=$?`
 		cmd := exec.Command("sh", "-c", script)
 		cmd.Dir = b.ws
 		cmd.Env = b.env("XDG_CACHE_HOME=" + cache)
@@ -492,16 +500,39 @@ echo 1000 > $L || exit 91
 			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: c.gid, HostID: c.gid, Size: 1}}
 		}
 		cmd.SysProcAttr = attr
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		out, errs := stdout.String(), errLines(stderr.String())
-		if err != nil || !strings.Contains(out, "first=125\n") || len(errs) != 1 ||
-			!strings.Contains(errs[0], "user.max_net_namespaces=0") {
-			t.Errorf("max_net_namespaces=0: want exit 125 and one line naming user.max_net_namespaces=0: %v\n%s\n%s", err, out, stderr.String())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
 		}
-		if !strings.Contains(out, "ran\nsecond=0\n") {
-			t.Errorf("max_net_namespaces raised again: want the run to run (the cache must not hold the old answer): %v\n%s\n%s", err, out, stderr.String())
+		// Each run's output: its lines up to its status.
+		runs := map[string][]string{}
+		var cur []string
+		for _, l := range lines(string(out)) {
+			if name, st, ok := strings.Cut(l, "="); ok && (name == "first" || name == "strict" || name == "second") {
+				runs[name+"="+st] = cur
+				cur = nil
+				continue
+			}
+			cur = append(cur, l)
+		}
+		said := func(ls []string, words ...string) bool {
+			return slices.ContainsFunc(ls, func(l string) bool {
+				for _, w := range words {
+					if !strings.Contains(l, w) {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		if ls, ok := runs["first=0"]; !ok || !slices.Contains(ls, "contained") || !said(ls, "cordon: warning: container mode", "user.max_net_namespaces=0") {
+			t.Errorf("max_net_namespaces=0: want the command run in the container mode, said with the sysctl named:\n%s", out)
+		}
+		if ls, ok := runs["strict=125"]; !ok || len(ls) != 1 || !said(ls, "user.max_net_namespaces=0") {
+			t.Errorf("max_net_namespaces=0 under failIfUnavailable: want exit 125 and one line naming user.max_net_namespaces=0:\n%s", out)
+		}
+		if ls, ok := runs["second=0"]; !ok || !slices.Contains(ls, "ran") || said(ls, "container mode") {
+			t.Errorf("max_net_namespaces raised again: want the full sandbox (the cache must not hold the old answer):\n%s", out)
 		}
 	})
 }

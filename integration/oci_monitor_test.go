@@ -36,10 +36,13 @@ import (
 type ociApplied struct {
 	Status string `json:"status"`
 	Cordon *struct {
-		Policy     string   `json:"policy"`
-		Network    string   `json:"network"`
-		Violations []string `json:"violations"`
-		Proxy      *struct {
+		Policy         string   `json:"policy"`
+		Seccomp        string   `json:"seccomp"`
+		ReadonlyRootfs bool     `json:"readonlyRootfs"`
+		Network        string   `json:"network"`
+		EgressRules    bool     `json:"egressRules"`
+		Violations     []string `json:"violations"`
+		Proxy          *struct {
 			AllowedDomains []string `json:"allowedDomains"`
 			HTTP           string   `json:"http"`
 			SOCKS          string   `json:"socks"`

@@ -604,3 +604,58 @@ func TestOCIBundleSeccompKept(t *testing.T) {
 		})
 	}
 }
+
+// TestOCIJoinedNetwork: a container without network joins a namespace by
+// path (as a pod's containers do) and keeps it, with cordon's egress rules
+// in it; a bundle that names the node's own namespace by path gets a
+// private one instead: the node's network never gets a pod's rules.
+func TestOCIJoinedNetwork(t *testing.T) {
+	requires(t, needOCI, needTool("ip"), needTool("nft"))
+	ns := "cit-join-" + suiteToken
+	netIP(t, "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	netIP(t, "-n", ns, "link", "add", "cit0", "type", "veth", "peer", "name", "cit1")
+	for _, tc := range []struct {
+		name, path string
+		want       string // the interfaces inside
+		rules      bool   // cordon's table in the pod's namespace
+	}{
+		{"pod namespace", "/var/run/netns/" + ns, "cit0 cit1 lo", true},
+		{"the node's namespace", "/proc/" + strconv.Itoa(os.Getpid()) + "/ns/net", "lo", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			id := ociID("joined-" + strings.NewReplacer(" ", "-", "'", "").Replace(tc.name))
+			bundle := ociBundle(t, []string{"sh", "-c", "echo $(ls /sys/class/net)"}, func(s *specs.Spec) {
+				s.Annotations = map[string]string{"dev.cordon.policy": "agent"}
+				for i, n := range s.Linux.Namespaces {
+					if n.Type == specs.NetworkNamespace {
+						s.Linux.Namespaces[i].Path = tc.path
+					}
+				}
+			})
+			r := ociRunc(t, bundle)
+			pio, err := runc.NewPipeIO(0, 0)
+			must(t, err)
+			defer pio.Close()
+			if err := r.Create(ctx, id, bundle, &runc.CreateOpts{IO: pio, PidFile: filepath.Join(bundle, "pid")}); err != nil {
+				t.Fatalf("create: %v; log: %s", err, readFile(r.Log))
+			}
+			must(t, r.Start(ctx, id))
+			out := strings.TrimSpace(readUntil(t, pio.Stdout().(*os.File), "lo"))
+			if out != tc.want {
+				t.Errorf("interfaces inside: %q, want %q", out, tc.want)
+			}
+			waitStatus(t, r, id, "stopped")
+			must(t, r.Delete(ctx, id, nil))
+			if tc.rules {
+				if out, err := exec.Command("ip", "netns", "exec", ns, "nft", "list", "table", "inet", "cordon").CombinedOutput(); err != nil {
+					t.Errorf("no cordon table in the pod's namespace: %v\n%s", err, out)
+				}
+			}
+			if host, err := exec.Command("nft", "list", "table", "inet", "cordon").CombinedOutput(); err == nil {
+				t.Errorf("cordon's table in the node's namespace:\n%s", host)
+			}
+		})
+	}
+}

@@ -121,9 +121,17 @@ func (o OCI) Create(id string, opts CreateOptions) error {
 	if err != nil {
 		return err
 	}
-	a, err := o.tighten(s, id)
+	a, pod, err := o.tighten(s, id)
 	if err != nil {
 		return err
+	}
+	defer closeFiles(pod.proxy)
+	if a != nil && a.EgressRules {
+		// Before anything of the container exists: a pod's namespace may
+		// already hold other containers.
+		if err := confineEgress(pod.netns); err != nil {
+			return fmt.Errorf("cordon policy: %w", err)
+		}
 	}
 	rootlessCg, err := o.rootlessCgroups()
 	if err != nil {
@@ -159,7 +167,7 @@ func (o OCI) Create(id string, opts CreateOptions) error {
 	if a.Monitor() {
 		// Before the container's processes exist: libcontainer hands the
 		// init's seccomp listener to the monitor during Start.
-		mon, err := o.startMonitor(id, s, a)
+		mon, err := o.startMonitor(id, s, a, pod.proxy)
 		if err != nil {
 			if e := container.Destroy(); e != nil {
 				logrus.Warn(e)
@@ -179,38 +187,66 @@ func (o OCI) Create(id string, opts CreateOptions) error {
 	return err
 }
 
+// podNetwork is a network namespace the container joins and keeps under
+// a policy that confines its egress (a pod's): where the rules go, and the
+// proxy's listening sockets made there.
+type podNetwork struct {
+	netns string
+	proxy []*os.File // HTTP, SOCKS5
+}
+
 // tighten applies the container policy, if any, to container id's spec s.
-func (o OCI) tighten(s *specs.Spec, id string) (*spec.Applied, error) {
+func (o OCI) tighten(s *specs.Spec, id string) (a *spec.Applied, pod podNetwork, err error) {
+	defer func() {
+		if err != nil {
+			closeFiles(pod.proxy)
+		}
+	}()
 	cfg, err := o.runtimeConfig()
 	if err != nil {
-		return nil, err
+		return nil, pod, err
 	}
 	dir := o.policyDir()
 	pol, source, err := spec.ContainerPolicyFor(s.Annotations, cfg, func(path string) ([]byte, error) {
 		return readPolicyFile(dir, path)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cordon policy: %w", err)
+		return nil, pod, fmt.Errorf("cordon policy: %w", err)
 	}
 	opts := spec.ContainerOpts{
 		Seccomp: seccomp.Options{AllowSocketpair: true, KernelVersion: kernelRelease()},
 	}
 	if pol == nil {
-		return spec.Tighten(s, pol, source, opts)
+		a, err := spec.Tighten(s, pol, source, opts)
+		return a, pod, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("find cordon's own binary: %w", err)
+		return nil, pod, fmt.Errorf("find cordon's own binary: %w", err)
 	}
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
-		return nil, fmt.Errorf("find cordon's own binary: %w", err)
+		return nil, pod, fmt.Errorf("find cordon's own binary: %w", err)
 	}
 	sock, err := monitorSocketPath(o.Root, id)
 	if err != nil {
-		return nil, fmt.Errorf("cordon policy: %w", err)
+		return nil, pod, fmt.Errorf("cordon policy: %w", err)
 	}
 	if os.Geteuid() == 0 {
 		opts.NetworkHook = []string{exe, NetworkHookCommand, NetworkHookIsolate}
+		// A pod's network namespace is kept, its egress confined by
+		// rules of cordon's (confineEgress), so that what connects to
+		// the pod still reaches it.
+		pod.netns = joinedNetwork(s)
+		if pod.netns != "" && (pol.Network == spec.NetworkNone || pol.Proxied()) {
+			opts.KeepJoinedNetwork = true
+			if pol.Proxied() {
+				if opts.ProxyPorts, pod.proxy, err = proxyListeners(pod.netns); err != nil {
+					return nil, pod, fmt.Errorf("cordon policy: %w", err)
+				}
+			}
+		} else {
+			pod.netns = ""
+		}
 	} else {
 		// A rootless runtime cannot enter the container's network
 		// namespace from outside its user namespace (setns needs
@@ -222,11 +258,15 @@ func (o OCI) tighten(s *specs.Spec, id string) (*spec.Applied, error) {
 	if pol.Seccomp && pol.RecordViolations {
 		opts.ListenerPath = sock
 	}
-	a, err := spec.Tighten(s, pol, source, opts)
+	a, err = spec.Tighten(s, pol, source, opts)
 	if err != nil {
-		return nil, fmt.Errorf("cordon policy: %w", err)
+		return nil, pod, fmt.Errorf("cordon policy: %w", err)
 	}
-	return a, nil
+	if a.Proxy == nil {
+		closeFiles(pod.proxy)
+		pod.proxy = nil
+	}
+	return a, pod, nil
 }
 
 // maxPolicyFile bounds a policy file an annotation names.

@@ -87,6 +87,10 @@ type monitorConfig struct {
 	// the container's createContainer hook, on Socket (a rootless
 	// runtime), rather than made by the monitor.
 	ProxyFromHook bool `json:"proxyFromHook,omitempty"`
+	// ProxyFDs are the monitor's descriptors of the proxy's listening
+	// sockets that create made in a pod's network namespace, which the
+	// container joins (HTTP, SOCKS5).
+	ProxyFDs []int `json:"proxyFDs,omitempty"`
 	// Log and LogFormat are create's --log and --log-format.
 	Log       string `json:"log,omitempty"`
 	LogFormat string `json:"logFormat,omitempty"`
@@ -135,8 +139,9 @@ var logSettings struct{ path, format string }
 // startMonitor starts the monitor of container id for the applied policy
 // a of the tightened spec s, before the container's processes exist:
 // libcontainer hands the init's seccomp listener to the socket during
-// Start.
-func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied) (h *monitorHandle, err error) {
+// Start. proxy are the proxy's listening sockets when create made them (in
+// a pod's network namespace), which the monitor inherits.
+func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied, proxy []*os.File) (h *monitorHandle, err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find cordon's own binary: %w", err)
@@ -200,6 +205,10 @@ func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied) (h *monitor
 	cmd.ExtraFiles = []*os.File{child}
 	if listener != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, listener)
+	}
+	for _, f := range proxy {
+		cfg.ProxyFDs = append(cfg.ProxyFDs, 3+len(cmd.ExtraFiles))
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	}
 	// Not in the bundle: a working directory there would keep the
 	// container's root file system busy.
@@ -521,7 +530,10 @@ func (m *monitor) serve(pidfd, pid int) error {
 	if m.proxy != nil {
 		var ls []net.Listener
 		var err error
-		if m.cfg.ProxyFromHook {
+		switch {
+		case len(m.cfg.ProxyFDs) > 0:
+			ls, err = inheritedListeners(m.cfg.ProxyFDs)
+		case m.cfg.ProxyFromHook:
 			// The hook ran during create's Start, before the init's pid
 			// came here: its sockets are there or never come.
 			select {
@@ -529,7 +541,7 @@ func (m *monitor) serve(pidfd, pid int) error {
 			case <-time.After(10 * time.Second):
 				err = errors.New("no proxy sockets from the container's hook")
 			}
-		} else {
+		default:
 			ls, err = listenIn(pidfd, pid, []string{m.cfg.Proxy.HTTP, m.cfg.Proxy.SOCKS})
 		}
 		if err != nil {
@@ -547,6 +559,25 @@ func (m *monitor) serve(pidfd, pid int) error {
 		}
 	}
 	return nil
+}
+
+// inheritedListeners are the listening sockets at the descriptors fds,
+// which create passed.
+func inheritedListeners(fds []int) ([]net.Listener, error) {
+	var ls []net.Listener
+	for _, fd := range fds {
+		f := os.NewFile(uintptr(fd), "proxy-listener")
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, fmt.Errorf("the proxy's sockets from create: %w", err)
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
 }
 
 // listenIn makes listening TCP sockets at addrs inside the network

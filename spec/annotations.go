@@ -126,6 +126,13 @@ type Applied struct {
 	NoNewPrivileges bool     `json:"noNewPrivileges,omitempty"`
 	// Network is NetworkNone, NetworkContainer or NetworkProxy.
 	Network string `json:"network"`
+	// EgressRules says that the container kept the network namespace it
+	// joins (a pod's: its address, what connects to it), where the
+	// runtime's firewall rules let out only loopback traffic and the
+	// replies to connections made to the container (see
+	// ContainerOpts.KeepJoinedNetwork). Network says what else it reaches:
+	// nothing, or cordon's proxy on loopback.
+	EgressRules bool `json:"egressRules,omitempty"`
 	// Proxy is the filtering proxy the container reaches the network
 	// through (Network is NetworkProxy).
 	Proxy *AppliedProxy `json:"proxy,omitempty"`
@@ -206,6 +213,12 @@ func strictJSON(data []byte, v any) error {
 		return errors.New("trailing data after the JSON value")
 	}
 	return nil
+}
+
+// Proxied reports whether the policy asks for egress through cordon's
+// filtering proxy.
+func (p ContainerPolicy) Proxied() bool {
+	return len(p.AllowedDomains) > 0 && p.Network != NetworkNone
 }
 
 func (p ContainerPolicy) check() error {
@@ -420,6 +433,13 @@ type ContainerOpts struct {
 	// ProxyPorts are the proxy's HTTP and SOCKS5 ports inside the
 	// container (netproxy's defaults when zero).
 	ProxyPorts [2]int
+	// KeepJoinedNetwork says that the runtime confines egress inside a
+	// network namespace the bundle joins by path (a pod's, CNI's) with
+	// firewall rules of its own, installed before the container runs: a
+	// container that gets no network or only the proxy keeps that
+	// namespace, its interfaces and its address (kubelet's probes and
+	// Services reach it), instead of a private one.
+	KeepJoinedNetwork bool
 }
 
 // Tighten applies the container policy p to the bundle's spec s and
@@ -437,7 +457,7 @@ func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) 
 	if s.Process == nil {
 		return nil, fmt.Errorf("%w: the bundle has no process", ErrInvalid)
 	}
-	proxied := len(p.AllowedDomains) > 0 && p.Network != NetworkNone
+	proxied := p.Proxied()
 	if proxied && o.NoProxy != "" {
 		return nil, fmt.Errorf("%w (%s asks for %s): %s; use %s=none for no network, or filter egress with a network policy and %q",
 			ErrProxyUnavailable, source, strings.Join(p.AllowedDomains, ","), o.NoProxy, AnnotationNetwork, "agent-network")
@@ -496,7 +516,7 @@ func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) 
 	switch {
 	case p.Network == NetworkNone:
 		a.Network = NetworkNone
-		a.Notes = append(a.Notes, isolateNetwork(s, o.NetworkHook)...)
+		a.EgressRules, a.Notes = isolateNetwork(s, o, a.Notes)
 	case proxied:
 		h, so := o.ProxyPorts[0], o.ProxyPorts[1]
 		if h == 0 || so == 0 {
@@ -509,7 +529,7 @@ func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) 
 			SOCKS:          fmt.Sprintf("127.0.0.1:%d", so),
 		}
 		a.Violations = append(a.Violations, "network")
-		a.Notes = append(a.Notes, isolateNetwork(s, o.NetworkHook)...)
+		a.EgressRules, a.Notes = isolateNetwork(s, o, a.Notes)
 		if len(o.ProxyHook) > 0 {
 			if s.Hooks == nil {
 				s.Hooks = &specs.Hooks{}
@@ -600,15 +620,21 @@ func keepCapabilities(proc *specs.Process, keep []string) (kept *[]string, dropp
 
 // isolateNetwork gives the container a private network namespace (loopback
 // only) instead of the host's or a shared one, and appends the hook that
-// takes out interfaces earlier hooks configured in it.
-func isolateNetwork(s *specs.Spec, hook []string) (notes []string) {
+// takes out interfaces earlier hooks configured in it. A namespace the
+// bundle joins by path is kept instead when o.KeepJoinedNetwork says that
+// the runtime confines egress there (kept is then true). It appends what
+// it changed to notes.
+func isolateNetwork(s *specs.Spec, o ContainerOpts, notes []string) (kept bool, _ []string) {
 	found := false
 	for i, ns := range s.Linux.Namespaces {
 		if ns.Type != specs.NetworkNamespace {
 			continue
 		}
 		found = true
-		if ns.Path != "" {
+		switch {
+		case ns.Path != "" && o.KeepJoinedNetwork:
+			return true, append(notes, "the network namespace "+ns.Path+" was kept: only loopback traffic and replies to connections made to the container leave it")
+		case ns.Path != "":
 			notes = append(notes, "the network namespace "+ns.Path+" was replaced by a private one")
 			s.Linux.Namespaces[i].Path = ""
 		}
@@ -617,7 +643,7 @@ func isolateNetwork(s *specs.Spec, hook []string) (notes []string) {
 		notes = append(notes, "the host network was replaced by a private network namespace")
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
 	}
-	if len(hook) > 0 {
+	if hook := o.NetworkHook; len(hook) > 0 {
 		if s.Hooks == nil {
 			s.Hooks = &specs.Hooks{}
 		}
@@ -628,5 +654,5 @@ func isolateNetwork(s *specs.Spec, hook []string) (notes []string) {
 			notes = append(notes, "interfaces the bundle's hooks add to the container's network namespace are removed")
 		}
 	}
-	return notes
+	return false, notes
 }

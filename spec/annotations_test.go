@@ -396,3 +396,56 @@ func TestTightenProcess(t *testing.T) {
 	}
 	TightenProcess(p, nil) // no policy: nothing to do
 }
+
+// TestTightenKeepJoinedNetwork: where the runtime confines egress inside
+// a namespace the bundle joins (a pod's), a container without network or
+// with the proxy keeps that namespace and gets no interface-removing hook;
+// a host-network bundle still gets a private namespace.
+func TestTightenKeepJoinedNetwork(t *testing.T) {
+	hook := []string{"/cordon", "oci-hook", "isolate-network"}
+	for _, tc := range []struct {
+		name        string
+		hostNet     bool
+		pol         ContainerPolicy
+		keep        bool
+		wantPath    string // the network namespace's path after Tighten
+		wantHook    bool
+		wantRules   bool
+		wantProxy   string
+		wantNetwork string
+	}{
+		{"agent, kept", false, ContainerPolicies["agent"], true, "/var/run/netns/cni-1", false, true, "", NetworkNone},
+		{"proxy, kept", false, ContainerPolicy{AllowedDomains: []string{"example.com"}}, true, "/var/run/netns/cni-1", false, true, "127.0.0.1:41000", NetworkProxy},
+		{"agent, replaced", false, ContainerPolicies["agent"], false, "", true, false, "", NetworkNone},
+		{"agent, host network", true, ContainerPolicies["agent"], true, "", true, false, "", NetworkNone},
+		{"agent-network, untouched", false, ContainerPolicies["agent-network"], true, "/var/run/netns/cni-1", false, false, "", NetworkContainer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := containerSpec()
+			if tc.hostNet {
+				s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(ns specs.LinuxNamespace) bool { return ns.Type == specs.NetworkNamespace })
+			}
+			a, err := Tighten(s, &tc.pol, "x", ContainerOpts{
+				NetworkHook: hook, ListenerPath: "/run/cordon-oci/c/monitor.sock",
+				KeepJoinedNetwork: tc.keep, ProxyPorts: [2]int{41000, 41001},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(s.Linux.Namespaces, func(ns specs.LinuxNamespace) bool { return ns.Type == specs.NetworkNamespace })
+			if i < 0 || s.Linux.Namespaces[i].Path != tc.wantPath {
+				t.Errorf("namespaces %+v, want the network one at %q", s.Linux.Namespaces, tc.wantPath)
+			}
+			if got := s.Hooks != nil && len(s.Hooks.CreateRuntime) > 0; got != tc.wantHook {
+				t.Errorf("interface-removing hook: %v, want %v", got, tc.wantHook)
+			}
+			if a.EgressRules != tc.wantRules || a.Network != tc.wantNetwork {
+				t.Errorf("applied egress rules %v, network %q; want %v, %q", a.EgressRules, a.Network, tc.wantRules, tc.wantNetwork)
+			}
+			if tc.wantProxy != "" && (a.Proxy == nil || a.Proxy.HTTP != tc.wantProxy ||
+				!slices.Contains(s.Process.Env, "http_proxy=http://"+tc.wantProxy)) {
+				t.Errorf("proxy %+v, env %q; want it at %s", a.Proxy, s.Process.Env, tc.wantProxy)
+			}
+		})
+	}
+}

@@ -166,38 +166,6 @@ func TestOCIContainerd(t *testing.T) {
 	})
 }
 
-// TestOCIContainerdCRI loads the runtime handler of docs/kubernetes.md
-// into containerd's CRI plugin (the snippet as it is there, cordon's path
-// for BinaryName): the plugin must accept it. No CRI client runs here
-// (crictl is not available from the package registries this machine
-// reaches), so no pod is started.
-func TestOCIContainerdCRI(t *testing.T) {
-	requires(t, needOCI, needContainerd)
-	doc, err := os.ReadFile("../docs/kubernetes.md")
-	must(t, err)
-	m := regexp.MustCompile("(?s)```toml\n(\\[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.cordon\\].*?)```").FindSubmatch(doc)
-	if m == nil {
-		t.Fatal("docs/kubernetes.md has no containerd snippet for the cordon handler")
-	}
-	handler := strings.Replace(string(m[1]), "/usr/local/bin/cordon", cordonBin, 1)
-	// The machine has no systemd: cgroupfs, as the test's containerd.
-	handler = strings.Replace(handler, "SystemdCgroup = true", "SystemdCgroup = false", 1)
-	dir := t.TempDir()
-	cri := fmt.Sprintf(`[plugins."io.containerd.grpc.v1.cri"]
-  disable_apparmor = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    conf_dir = %q
-    bin_dir = %q
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-    runtime_type = "io.containerd.runc.v2"
-`, filepath.Join(dir, "cni"), filepath.Join(dir, "cni-bin")) + handler
-	cd := startContainerd(t, cri)
-	out, _ := cd.ctr(t, nil, "plugins", "ls")
-	if !regexp.MustCompile(`(?m)^io\.containerd\.grpc\.v1\s+cri\s+\S+\s+ok\s*$`).MatchString(out) {
-		t.Errorf("the CRI plugin with the cordon handler did not load:\n%s", out)
-	}
-}
-
 // needContainerd: Debian's containerd 1.6 and ctr.
 func needContainerd() string {
 	out, err := exec.Command("containerd", "--version").Output()
@@ -234,6 +202,10 @@ func startContainerd(t *testing.T, criConfig string) *containerd {
 	must(t, err)
 	cd := &containerd{dir: dir, sock: filepath.Join(dir, "c.sock"), ns: "cordon-it-" + suiteToken, fifos: filepath.Join(dir, "fifo"),
 		stateHome: filepath.Join(dir, "xdg-state")}
+	if criConfig != "" {
+		// The CRI plugin's namespace, always.
+		cd.ns = "k8s.io"
+	}
 	must(t, os.MkdirAll(cd.fifos, 0o700))
 	before := map[string]bool{}
 	for _, d := range containerdFixed {
@@ -285,8 +257,11 @@ disabled_plugins = [`+disabled+`"io.containerd.snapshotter.v1.btrfs", "io.contai
 		logf.Close()
 		// Mounts containerd left (a failed test): under its state.
 		unmountUnder(dir)
-		// The shim's cgroups are /NAMESPACE/ID: the parent stays.
-		removeCgroups("/" + cd.ns)
+		// The shim's cgroups are /NAMESPACE/ID: the parent stays (the CRI
+		// plugin's pods are under their cgroup parent).
+		if criConfig == "" {
+			removeCgroups("/" + cd.ns)
+		}
 		for _, d := range containerdFixed {
 			entries, _ := os.ReadDir(d)
 			for _, e := range entries {
@@ -386,12 +361,27 @@ func (cd *containerd) waitTask(t *testing.T, name, status string) {
 }
 
 // importBusybox writes a busybox image as an OCI image layout archive
-// (layer tar, config, manifest, index, oci-layout) and imports it.
+// and imports it.
 func (cd *containerd) importBusybox(t *testing.T) string {
 	t.Helper()
 	const name = "docker.io/cordon/busybox:it"
-	rootfs := filepath.Join(cd.dir, "image-rootfs")
-	busyboxRoot(t, rootfs)
+	path := filepath.Join(cd.dir, "busybox.tar")
+	writeBusyboxImage(t, filepath.Join(cd.dir, "image-rootfs"), path, name, []string{"sh"})
+	if out, code := cd.ctr(t, nil, "images", "import", path); code != 0 {
+		t.Fatalf("ctr images import: exit %d\n%s", code, out)
+	}
+	return name
+}
+
+// writeBusyboxImage writes the image name, busybox's root (made in rootfs
+// when missing) with cmd as its command, as an OCI image layout archive
+// (layer tar, config, manifest, index, oci-layout) at path: what `ctr
+// images import` reads, with no registry.
+func writeBusyboxImage(t *testing.T, rootfs, path, name string, cmd []string) {
+	t.Helper()
+	if !exists(rootfs) {
+		busyboxRoot(t, rootfs)
+	}
 	layer := tarDir(t, rootfs)
 	blobs := map[string][]byte{}
 	add := func(data []byte) (string, int) {
@@ -403,7 +393,7 @@ func (cd *containerd) importBusybox(t *testing.T) string {
 	layerDigest, layerSize := add(layer)
 	config, _ := json.Marshal(map[string]any{
 		"architecture": runtime.GOARCH, "os": "linux",
-		"config": map[string]any{"Env": []string{"PATH=/bin"}, "Cmd": []string{"sh"}, "WorkingDir": "/"},
+		"config": map[string]any{"Env": []string{"PATH=/bin"}, "Cmd": cmd, "WorkingDir": "/"},
 		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDigest}},
 	})
 	configDigest, configSize := add(config)
@@ -414,12 +404,13 @@ func (cd *containerd) importBusybox(t *testing.T) string {
 		"layers":        []any{map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": layerDigest, "size": layerSize}},
 	})
 	manifestDigest, manifestSize := add(manifest)
+	_, tag, _ := strings.Cut(name[strings.LastIndex(name, "/"):], ":")
 	index, _ := json.Marshal(map[string]any{
 		"schemaVersion": 2,
 		"manifests": []any{map[string]any{
 			"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifestDigest, "size": manifestSize,
 			"platform":    map[string]string{"architecture": runtime.GOARCH, "os": "linux"},
-			"annotations": map[string]string{"io.containerd.image.name": name, "org.opencontainers.image.ref.name": "it"},
+			"annotations": map[string]string{"io.containerd.image.name": name, "org.opencontainers.image.ref.name": tag},
 		}},
 	})
 	var archive bytes.Buffer
@@ -435,12 +426,7 @@ func (cd *containerd) importBusybox(t *testing.T) string {
 		file("blobs/sha256/"+strings.TrimPrefix(d, "sha256:"), data)
 	}
 	must(t, tw.Close())
-	path := filepath.Join(cd.dir, "busybox.tar")
 	must(t, os.WriteFile(path, archive.Bytes(), 0o600))
-	if out, code := cd.ctr(t, nil, "images", "import", path); code != 0 {
-		t.Fatalf("ctr images import: exit %d\n%s", code, out)
-	}
-	return name
 }
 
 // tarDir archives dir as an image layer: root-owned, relative paths.
@@ -492,34 +478,45 @@ func tarDir(t *testing.T, dir string) []byte {
 const nerdctlVersion = "v1.7.7"
 
 // nerdctlBinary returns nerdctl, built from its Go module into the user's
-// cache once. Building takes a minute: without a cached build the test is
+// cache once.
+func nerdctlBinary(t *testing.T) string {
+	t.Helper()
+	return goToolBinary(t, "github.com/containerd/nerdctl", nerdctlVersion, "./cmd/nerdctl", "nerdctl")
+}
+
+// goToolBinary returns the program pkg of the Go module mod at version,
+// built into the user's cache once (~/.cache/cordon-it/NAME-VERSION/NAME).
+// Building takes a minute or so: without a cached build the test is
 // skipped, unless CORDON_INTEGRATION=1, which builds it (and fails only
 // when it cannot be built).
-func nerdctlBinary(t *testing.T) string {
+func goToolBinary(t *testing.T, mod, version, pkg, name string) string {
 	t.Helper()
 	cache, err := os.UserCacheDir()
 	must(t, err)
-	bin := filepath.Join(cache, "cordon-it", "nerdctl-"+nerdctlVersion, "nerdctl")
+	bin := filepath.Join(cache, "cordon-it", name+"-"+version, name)
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
 	if os.Getenv("CORDON_INTEGRATION") != "1" {
-		t.Skipf("no cached nerdctl %s build at %s (CORDON_INTEGRATION=1 builds it, about a minute)", nerdctlVersion, bin)
+		t.Skipf("no cached %s %s build at %s (CORDON_INTEGRATION=1 builds it, about a minute)", name, version, bin)
 	}
-	out, err := exec.Command("go", "mod", "download", "-json", "github.com/containerd/nerdctl@"+nerdctlVersion).Output()
+	out, err := exec.Command("go", "mod", "download", "-json", mod+"@"+version).Output()
 	if err != nil {
-		t.Fatalf("go mod download nerdctl@%s: %v", nerdctlVersion, err)
+		t.Fatalf("go mod download %s@%s: %v", mod, version, err)
 	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download nerdctl@%s: %q", nerdctlVersion, out)
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		t.Fatalf("go mod download %s@%s: %q", mod, version, out)
 	}
-	build := exec.Command("go", "build", "-o", bin+".tmp", "./cmd/nerdctl")
-	build.Dir = mod.Dir
+	must(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+	build := exec.Command("go", "build", "-o", bin+".tmp", pkg)
+	build.Dir = m.Dir
 	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	start := time.Now()
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build nerdctl %s: %v\n%s", nerdctlVersion, err, out)
+		t.Fatalf("build %s %s: %v\n%s", name, version, err, out)
 	}
+	t.Logf("built %s %s from its module in %s", name, version, time.Since(start).Round(time.Second))
 	must(t, os.Rename(bin+".tmp", bin))
 	return bin
 }

@@ -41,6 +41,11 @@ if [ "$1" = test ]; then
 	# on a busybox image made from Debian's static busybox.
 	command -v containerd >/dev/null 2>&1 || need="$need containerd"
 	dpkg -s busybox-static >/dev/null 2>&1 || need="$need busybox-static"
+	# The CRI tests (crictl, built by the tests from its module) run pods on a
+	# pod network of CNI's bridge and host-local plugins; cordon confines an
+	# agent pod's egress with nftables rules, installed with nft.
+	[ -x /usr/lib/cni/bridge ] || need="$need containernetworking-plugins"
+	command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || need="$need nftables"
 	# darwin's tests compare cordon's Seatbelt profiles with the ones
 	# sandbox-runtime's npm package generates, under node (darwin/srt_test.go;
 	# npm below).

@@ -899,21 +899,7 @@ func newSeenServer(t *testing.T, network, addr string) *seenServer {
 	must(t, err)
 	t.Cleanup(func() { l.Close() })
 	s.addr = l.Addr().String()
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				_ = conn.SetReadDeadline(time.Now().Add(3 * time.Second))
-				buf := make([]byte, 4096)
-				n, _ := io.ReadAtLeast(conn, buf, 1)
-				record(buf[:n])
-			}()
-		}
-	}()
+	go recordFirstBytes(l, "tcp", func(seen netSeen) { record([]byte(seen.Data)) })
 	return s
 }
 

@@ -494,28 +494,36 @@ func TestOCINetworkHook(t *testing.T) {
 		{"agent", map[string]string{"dev.cordon.policy": "agent"}, "lo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			id := ociID("nethook-" + strings.ReplaceAll(tc.name, " ", "-"))
-			bundle := ociBundle(t, []string{"sh", "-c", "echo $(ls /sys/class/net)"}, func(s *specs.Spec) {
+			out := ociInterfaces(t, "nethook-"+strings.ReplaceAll(tc.name, " ", "-"), func(s *specs.Spec) {
 				s.Annotations = tc.annotations
 				s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{cni}}
 			})
-			r := ociRunc(t, bundle)
-			pio, err := runc.NewPipeIO(0, 0)
-			must(t, err)
-			defer pio.Close()
-			if err := r.Create(ctx, id, bundle, &runc.CreateOpts{IO: pio, PidFile: filepath.Join(bundle, "pid")}); err != nil {
-				t.Fatalf("create: %v; log: %s", err, readFile(r.Log))
-			}
-			must(t, r.Start(ctx, id))
-			out := strings.TrimSpace(readUntil(t, pio.Stdout().(*os.File), "lo"))
 			if out != tc.want {
 				t.Errorf("interfaces inside: %q, want %q", out, tc.want)
 			}
-			waitStatus(t, r, id, "stopped")
-			must(t, r.Delete(ctx, id, nil))
 		})
 	}
+}
+
+// ociInterfaces runs a container of the bundle edit makes, through the
+// OCI verbs, and returns the network interfaces it sees.
+func ociInterfaces(t *testing.T, name string, edit func(*specs.Spec)) string {
+	t.Helper()
+	ctx := context.Background()
+	id := ociID(name)
+	bundle := ociBundle(t, []string{"sh", "-c", "echo $(ls /sys/class/net)"}, edit)
+	r := ociRunc(t, bundle)
+	pio, err := runc.NewPipeIO(0, 0)
+	must(t, err)
+	defer pio.Close()
+	if err := r.Create(ctx, id, bundle, &runc.CreateOpts{IO: pio, PidFile: filepath.Join(bundle, "pid")}); err != nil {
+		t.Fatalf("create: %v; log: %s", err, readFile(r.Log))
+	}
+	must(t, r.Start(ctx, id))
+	out := strings.TrimSpace(readUntil(t, pio.Stdout().(*os.File), "lo"))
+	waitStatus(t, r, id, "stopped")
+	must(t, r.Delete(ctx, id, nil))
+	return out
 }
 
 // TestOCIExecTerminalHost: `exec -t` attached finds the caller's terminal
@@ -624,9 +632,7 @@ func TestOCIJoinedNetwork(t *testing.T) {
 		{"the node's namespace", "/proc/" + strconv.Itoa(os.Getpid()) + "/ns/net", "lo", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			id := ociID("joined-" + strings.NewReplacer(" ", "-", "'", "").Replace(tc.name))
-			bundle := ociBundle(t, []string{"sh", "-c", "echo $(ls /sys/class/net)"}, func(s *specs.Spec) {
+			out := ociInterfaces(t, "joined-"+strings.NewReplacer(" ", "-", "'", "").Replace(tc.name), func(s *specs.Spec) {
 				s.Annotations = map[string]string{"dev.cordon.policy": "agent"}
 				for i, n := range s.Linux.Namespaces {
 					if n.Type == specs.NetworkNamespace {
@@ -634,20 +640,9 @@ func TestOCIJoinedNetwork(t *testing.T) {
 					}
 				}
 			})
-			r := ociRunc(t, bundle)
-			pio, err := runc.NewPipeIO(0, 0)
-			must(t, err)
-			defer pio.Close()
-			if err := r.Create(ctx, id, bundle, &runc.CreateOpts{IO: pio, PidFile: filepath.Join(bundle, "pid")}); err != nil {
-				t.Fatalf("create: %v; log: %s", err, readFile(r.Log))
-			}
-			must(t, r.Start(ctx, id))
-			out := strings.TrimSpace(readUntil(t, pio.Stdout().(*os.File), "lo"))
 			if out != tc.want {
 				t.Errorf("interfaces inside: %q, want %q", out, tc.want)
 			}
-			waitStatus(t, r, id, "stopped")
-			must(t, r.Delete(ctx, id, nil))
 			if tc.rules {
 				if out, err := exec.Command("ip", "netns", "exec", ns, "nft", "list", "table", "inet", "cordon").CombinedOutput(); err != nil {
 					t.Errorf("no cordon table in the pod's namespace: %v\n%s", err, out)

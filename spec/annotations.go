@@ -128,10 +128,11 @@ type Applied struct {
 	Network string `json:"network"`
 	// EgressRules says that the container kept the network namespace it
 	// joins (a pod's: its address, what connects to it), where the
-	// runtime's firewall rules let out only loopback traffic and the
-	// replies to connections made to the container (see
-	// ContainerOpts.KeepJoinedNetwork). Network says what else it reaches:
-	// nothing, or cordon's proxy on loopback.
+	// runtime's firewall rules let out only loopback traffic, the replies
+	// to connections made to the container and the proxy's own
+	// connections (see ContainerOpts.KeepJoinedNetwork); the container
+	// holds neither CAP_NET_ADMIN nor CAP_NET_RAW. Network says what else
+	// it reaches: nothing, or cordon's proxy on loopback.
 	EgressRules bool `json:"egressRules,omitempty"`
 	// Proxy is the filtering proxy the container reaches the network
 	// through (Network is NetworkProxy).
@@ -539,10 +540,38 @@ func Tighten(s *specs.Spec, p *ContainerPolicy, source string, o ContainerOpts) 
 		env := proxyEnv(a.Proxy)
 		s.Process.Env = append(withoutNames(s.Process.Env, env), env...)
 	}
+	if a.EgressRules {
+		// The pod's egress rules hold only while nothing in the container
+		// can change them (CAP_NET_ADMIN) or send around them (CAP_NET_RAW:
+		// packet sockets skip the output hook, and SO_MARK forges the
+		// proxy's mark).
+		dropNetworkCapabilities(s.Process, a)
+	}
 	if err := withJSONAnnotation(s, AnnotationApplied, a); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// egressCapabilities are what a container that keeps a pod's network
+// namespace never holds (see Applied.EgressRules).
+var egressCapabilities = []string{"CAP_NET_ADMIN", "CAP_NET_RAW"}
+
+// dropNetworkCapabilities removes egressCapabilities from proc and records
+// what it kept and dropped in a, for the processes exec'd later.
+func dropNetworkCapabilities(proc *specs.Process, a *Applied) {
+	var keep []string
+	if c := proc.Capabilities; c != nil {
+		keep = slices.DeleteFunc(slices.Clone(c.Bounding), func(n string) bool { return slices.Contains(egressCapabilities, n) })
+	}
+	kept, dropped := keepCapabilities(proc, keep)
+	a.Capabilities = kept
+	for _, n := range dropped {
+		if !slices.Contains(a.Dropped, n) {
+			a.Dropped = append(a.Dropped, n)
+		}
+	}
+	sort.Strings(a.Dropped)
 }
 
 // TightenProcess applies to p, a process exec'd into a container, what a
@@ -633,7 +662,7 @@ func isolateNetwork(s *specs.Spec, o ContainerOpts, notes []string) (kept bool, 
 		found = true
 		switch {
 		case ns.Path != "" && o.KeepJoinedNetwork:
-			return true, append(notes, "the network namespace "+ns.Path+" was kept: only loopback traffic and replies to connections made to the container leave it")
+			return true, append(notes, "the network namespace "+ns.Path+" was kept: only loopback traffic, replies to connections made to the container and the proxy's connections leave it")
 		case ns.Path != "":
 			notes = append(notes, "the network namespace "+ns.Path+" was replaced by a private one")
 			s.Linux.Namespaces[i].Path = ""

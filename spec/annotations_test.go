@@ -399,10 +399,13 @@ func TestTightenProcess(t *testing.T) {
 
 // TestTightenKeepJoinedNetwork: where the runtime confines egress inside
 // a namespace the bundle joins (a pod's), a container without network or
-// with the proxy keeps that namespace and gets no interface-removing hook;
-// a host-network bundle still gets a private namespace.
+// with the proxy keeps that namespace, gets no interface-removing hook, and
+// loses CAP_NET_ADMIN and CAP_NET_RAW (also for the processes exec'd into
+// it), whatever else its policy keeps; a host-network bundle still gets a
+// private namespace.
 func TestTightenKeepJoinedNetwork(t *testing.T) {
 	hook := []string{"/cordon", "oci-hook", "isolate-network"}
+	netCaps := []string{"CAP_CHOWN", "CAP_NET_ADMIN", "CAP_NET_RAW"}
 	for _, tc := range []struct {
 		name        string
 		hostNet     bool
@@ -413,15 +416,21 @@ func TestTightenKeepJoinedNetwork(t *testing.T) {
 		wantRules   bool
 		wantProxy   string
 		wantNetwork string
+		wantCaps    []string // the bounding set after Tighten
 	}{
-		{"agent, kept", false, ContainerPolicies["agent"], true, "/var/run/netns/cni-1", false, true, "", NetworkNone},
-		{"proxy, kept", false, ContainerPolicy{AllowedDomains: []string{"example.com"}}, true, "/var/run/netns/cni-1", false, true, "127.0.0.1:41000", NetworkProxy},
-		{"agent, replaced", false, ContainerPolicies["agent"], false, "", true, false, "", NetworkNone},
-		{"agent, host network", true, ContainerPolicies["agent"], true, "", true, false, "", NetworkNone},
-		{"agent-network, untouched", false, ContainerPolicies["agent-network"], true, "/var/run/netns/cni-1", false, false, "", NetworkContainer},
+		{"agent, kept", false, ContainerPolicies["agent"], true, "/var/run/netns/cni-1", false, true, "", NetworkNone, []string{}},
+		{"proxy, kept", false, ContainerPolicy{AllowedDomains: []string{"example.com"}}, true, "/var/run/netns/cni-1", false, true, "127.0.0.1:41000", NetworkProxy, []string{"CAP_CHOWN"}},
+		{"none, kept", false, ContainerPolicy{Network: NetworkNone}, true, "/var/run/netns/cni-1", false, true, "", NetworkNone, []string{"CAP_CHOWN"}},
+		{"none, replaced", false, ContainerPolicy{Network: NetworkNone}, false, "", true, false, "", NetworkNone, netCaps},
+		{"agent, replaced", false, ContainerPolicies["agent"], false, "", true, false, "", NetworkNone, []string{}},
+		{"agent, host network", true, ContainerPolicies["agent"], true, "", true, false, "", NetworkNone, []string{}},
+		{"agent-network, untouched", false, ContainerPolicies["agent-network"], true, "/var/run/netns/cni-1", false, false, "", NetworkContainer, []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := containerSpec()
+			s.Process.Capabilities = &specs.LinuxCapabilities{
+				Bounding: slices.Clone(netCaps), Effective: slices.Clone(netCaps), Permitted: slices.Clone(netCaps),
+			}
 			if tc.hostNet {
 				s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(ns specs.LinuxNamespace) bool { return ns.Type == specs.NetworkNamespace })
 			}
@@ -445,6 +454,18 @@ func TestTightenKeepJoinedNetwork(t *testing.T) {
 			if tc.wantProxy != "" && (a.Proxy == nil || a.Proxy.HTTP != tc.wantProxy ||
 				!slices.Contains(s.Process.Env, "http_proxy=http://"+tc.wantProxy)) {
 				t.Errorf("proxy %+v, env %q; want it at %s", a.Proxy, s.Process.Env, tc.wantProxy)
+			}
+			if diff := cmp.Diff(tc.wantCaps, s.Process.Capabilities.Bounding); diff != "" {
+				t.Errorf("bounding set (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCaps, s.Process.Capabilities.Effective); diff != "" {
+				t.Errorf("effective set (-want +got):\n%s", diff)
+			}
+			// A process exec'd later comes with the bundle's capabilities.
+			p := &specs.Process{Capabilities: &specs.LinuxCapabilities{Bounding: slices.Clone(netCaps), Effective: slices.Clone(netCaps)}}
+			TightenProcess(p, a)
+			if diff := cmp.Diff(tc.wantCaps, p.Capabilities.Effective); diff != "" {
+				t.Errorf("an exec'd process's effective set (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -66,6 +66,11 @@ type Config struct {
 	// DialTimeout bounds resolving and connecting to one destination
 	// (default 30s).
 	DialTimeout time.Duration
+	// Dial, when set, makes the proxy's connections to destinations (an
+	// address and port) and to a TCP upstream proxy, instead of a
+	// net.Dialer: a pod's proxy connects from the pod's network
+	// namespace. Each call is bounded by a per-address timeout.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// Upstream, when set, is the proxy allowed destinations are reached
 	// through (see upstream.go); nil: directly.
 	Upstream *Upstream
@@ -110,7 +115,10 @@ type Proxy struct {
 	rules    *Rules
 	resolver Resolver
 	ownAddrs func() []netip.Addr
-	dialer   net.Dialer
+	dialer   net.Dialer // what stays on this host: the user's proxy ports, a unix upstream
+	// dialAddr connects to a destination or a TCP upstream (Config.Dial or
+	// dialer), within perAddressDial
+	dialAddr func(ctx context.Context, network, address string) (net.Conn, error)
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -186,6 +194,14 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
+	}
+	p.dialAddr = p.dialer.DialContext
+	if dial := cfg.Dial; dial != nil {
+		p.dialAddr = func(ctx context.Context, network, address string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, perAddressDial)
+			defer cancel()
+			return dial(ctx, network, address)
+		}
 	}
 	if p.ownAddrs == nil {
 		p.ownAddrs = (&interfaceAddrs{}).get
@@ -430,7 +446,7 @@ func (c *prefixConn) Read(b []byte) (int, error) {
 func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
 	var first error
 	for _, a := range addrs {
-		c, err := p.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		c, err := p.dialAddr(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
 		if err == nil {
 			return c, nil
 		}

@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -440,6 +441,45 @@ func TestConnectTunnel(t *testing.T) {
 	got, err := io.ReadAll(br)
 	if err != nil || string(got) != "early and late" {
 		t.Errorf("echo through the tunnel: %q, %v", got, err)
+	}
+}
+
+// TestConfigDial: Config.Dial makes the connections to allowed
+// destinations, at the addresses the decision checked, each within a
+// deadline: here the only way to the echo server, which the name's address
+// (TEST-NET) does not reach.
+func TestConfigDial(t *testing.T) {
+	port := echoServer(t, "tcp4", "127.0.0.1:0")
+	var mu sync.Mutex
+	var dialed []string
+	r := newRig(t, Config{
+		AllowedDomains: []string{"elsewhere.test"},
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			mu.Lock()
+			dialed = append(dialed, network+" "+address)
+			mu.Unlock()
+			if _, ok := ctx.Deadline(); !ok {
+				return nil, errors.New("no deadline")
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+		},
+	}, StaticResolver{"elsewhere.test": addrs("192.0.2.77")})
+	conn, br, resp := connectRaw(t, r.http, fmt.Sprintf("elsewhere.test:%d", port), "through ")
+	if resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %s", resp.Status)
+	}
+	io.WriteString(conn, "the dialer")
+	conn.(*net.TCPConn).CloseWrite()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(br)
+	if err != nil || string(got) != "through the dialer" {
+		t.Errorf("echo through the tunnel: %q, %v", got, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{fmt.Sprintf("tcp 192.0.2.77:%d", port)}; !slices.Equal(dialed, want) {
+		t.Errorf("Config.Dial was asked for %q, want %q", dialed, want)
 	}
 }
 

@@ -319,7 +319,7 @@ func (p *Proxy) dialProxy(ctx context.Context, u *url.URL) (net.Conn, error) {
 			port = "443"
 		}
 	}
-	c, err := p.dialer.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	c, err := p.dialAddr(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return nil, &UpstreamError{Proxy: Redact(u), Err: err}
 	}

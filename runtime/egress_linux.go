@@ -2,13 +2,18 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
+	"path"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -21,31 +26,42 @@ import (
 // What leaves it is confined there by nftables rules cordon installs
 // before the container's process exists:
 //
-//   - out: loopback (the pod's own, where the proxy listens), the replies
-//     of connections made to the pod (conntrack's reply direction), ICMP
-//     errors about them, and the IPv6 neighbour discovery the kernel needs
-//     to keep an address; everything else is refused at once ("No route
-//     to host"), the pod's DNS server included — names are resolved by
-//     the proxy;
+//   - out: loopback (the pod's own, where the proxy listens), the proxy's
+//     connections (sockets of the monitor's, made in the pod's namespace
+//     with egressMark: podDial), the replies of connections made to the
+//     pod (conntrack's reply direction), ICMP errors about them, and the
+//     IPv6 neighbour discovery the kernel needs to keep an address;
+//     everything else is refused at once ("No route to host"), the pod's
+//     DNS server included — names are resolved by the proxy, which asks
+//     that server;
 //   - in: nothing from outside to loopback addresses (route_localnet).
 //
 // The rules are the namespace's: they hold for every container of the
 // pod and end with the namespace, never removed by cordon (a second
 // container's create replaces them with the same, in one transaction).
-// The container cannot change them: its policy drops CAP_NET_ADMIN, and
-// the agent profile refuses new user namespaces.
+// The container cannot change them nor send around them: it holds neither
+// CAP_NET_ADMIN (nftables, routes, interfaces) nor CAP_NET_RAW (packet
+// sockets, which skip the output hook; SO_MARK), whatever its policy
+// keeps (spec.Tighten drops both), and a user namespace of its own gives
+// it neither over the pod's namespace, which the node's owns.
 
 // egressTable is the nftables table (family inet) that holds the rules.
 const egressTable = "cordon"
 
+// egressMark is the mark of the proxy's sockets in a pod's namespace,
+// which the rules let out. Setting a socket's mark takes CAP_NET_ADMIN or
+// CAP_NET_RAW there.
+const egressMark = 0x434f5244 // "CORD"
+
 // egressRuleset replaces the table atomically: one nft transaction
 // declares it (a no-op when present), deletes it, and defines it again.
-var egressRuleset = `table inet ` + egressTable + `
-delete table inet ` + egressTable + `
-table inet ` + egressTable + ` {
+var egressRuleset = fmt.Sprintf(`table inet %[1]s
+delete table inet %[1]s
+table inet %[1]s {
 	chain output {
 		type filter hook output priority filter; policy drop;
 		oifname "lo" accept
+		meta mark %#[2]x accept
 		ct direction reply ct state established accept
 		ct state related meta l4proto { icmp, ipv6-icmp } accept
 		icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert, mld-listener-report, mld2-listener-report } accept
@@ -57,7 +73,7 @@ table inet ` + egressTable + ` {
 		iifname != "lo" ip6 daddr ::1 drop
 	}
 }
-`
+`, egressTable, egressMark)
 
 // joinedNetwork returns the network namespace the spec joins by path, ""
 // when it asks for a new one or none, or when that namespace is the
@@ -210,6 +226,97 @@ func listenerPort(f *os.File) (int, error) {
 		return in.Port, nil
 	}
 	return 0, fmt.Errorf("%s is not an IPv4 socket", f.Name())
+}
+
+// podDial returns the dialer of the proxy of a container in the pod's
+// network namespace at path: each connection is made from there, with
+// egressMark, so that it is the pod's (its address, the NetworkPolicies
+// that select it, the routes and DNS of its network). Only addresses are
+// dialled: a name would be resolved outside.
+func podDial(path string) func(ctx context.Context, network, address string) (net.Conn, error) {
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		if e := c.Control(func(fd uintptr) {
+			err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK, egressMark)
+		}); e != nil {
+			return e
+		}
+		return err
+	}}
+	return func(ctx context.Context, network, address string) (c net.Conn, err error) {
+		if _, err := netip.ParseAddrPort(address); err != nil {
+			return nil, fmt.Errorf("the pod's proxy dials addresses only: %w", err)
+		}
+		err = inNetns(path, func() error {
+			var e error
+			c, e = d.DialContext(ctx, network, address)
+			return e
+		})
+		return c, err
+	}
+}
+
+// podResolver resolves names for the proxy of a container in a pod with
+// the pod's DNS servers (host:port), asked through dial (podDial), in
+// turn. With none it asks the servers of the node's resolv.conf, from the
+// pod. Names in the node's /etc/hosts resolve as there (Go's resolver reads
+// it first).
+func podResolver(servers []string, dial func(ctx context.Context, network, address string) (net.Conn, error)) *net.Resolver {
+	var next atomic.Uint32
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		if len(servers) > 0 {
+			address = servers[int(next.Add(1)-1)%len(servers)]
+		}
+		return dial(ctx, network, address)
+	}}
+}
+
+// maxResolvConf bounds the resolv.conf read for a pod's DNS servers.
+const maxResolvConf = 64 << 10
+
+// podNameservers are the DNS servers of the container's /etc/resolv.conf,
+// from the file the spec binds there (a pod's, which containerd writes
+// from its dnsConfig), as host:port; nil when there is none or it cannot
+// be read.
+func podNameservers(s *specs.Spec) []string {
+	src := ""
+	for _, m := range s.Mounts {
+		if path.Clean(m.Destination) == "/etc/resolv.conf" {
+			src = m.Source // the last one is what the container sees
+		}
+	}
+	if src == "" {
+		return nil
+	}
+	// The pod's author may bind any file of the node there (hostPath):
+	// only a regular file is opened (see readPolicyFile).
+	pf, err := os.OpenFile(src, unix.O_PATH, 0)
+	if err != nil {
+		return nil
+	}
+	defer pf.Close()
+	data, err := readRegular(pf, src, maxResolvConf)
+	if err != nil {
+		return nil
+	}
+	return parseNameservers(data)
+}
+
+// parseNameservers returns the addresses of resolv.conf's nameserver
+// lines, as host:port (port 53); lines it cannot read are skipped, as the
+// C library does.
+func parseNameservers(data []byte) []string {
+	var out []string
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "nameserver" {
+			continue
+		}
+		if a, err := netip.ParseAddr(f[1]); err == nil {
+			out = append(out, netip.AddrPortFrom(a, 53).String())
+		}
+	}
+	return out
 }
 
 func closeFiles(files []*os.File) {

@@ -167,7 +167,7 @@ func (o OCI) Create(id string, opts CreateOptions) error {
 	if a.Monitor() {
 		// Before the container's processes exist: libcontainer hands the
 		// init's seccomp listener to the monitor during Start.
-		mon, err := o.startMonitor(id, s, a, pod.proxy)
+		mon, err := o.startMonitor(id, s, a, pod)
 		if err != nil {
 			if e := container.Destroy(); e != nil {
 				logrus.Warn(e)
@@ -299,6 +299,12 @@ func readPolicyFile(dir, path string) ([]byte, error) {
 	if real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(pf.Fd()))); err != nil || !paths.Below(real, realDir) {
 		return nil, outside
 	}
+	return readRegular(pf, path, maxPolicyFile)
+}
+
+// readRegular reads the file pf, an O_PATH descriptor of path, when it is a
+// regular file of at most limit bytes: only then is it opened.
+func readRegular(pf *os.File, path string, limit int) ([]byte, error) {
 	fi, err := pf.Stat()
 	if err != nil {
 		return nil, err
@@ -311,12 +317,12 @@ func readPolicyFile(dir, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxPolicyFile+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > maxPolicyFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxPolicyFile)
+	if len(data) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
 	}
 	return data, nil
 }

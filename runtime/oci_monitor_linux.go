@@ -91,6 +91,11 @@ type monitorConfig struct {
 	// sockets that create made in a pod's network namespace, which the
 	// container joins (HTTP, SOCKS5).
 	ProxyFDs []int `json:"proxyFDs,omitempty"`
+	// Netns is that pod's network namespace: the proxy connects and
+	// resolves from there (podDial), asking Nameservers, the pod's DNS
+	// servers (none: the node's resolv.conf's, from the pod).
+	Netns       string   `json:"netns,omitempty"`
+	Nameservers []string `json:"nameservers,omitempty"`
 	// Log and LogFormat are create's --log and --log-format.
 	Log       string `json:"log,omitempty"`
 	LogFormat string `json:"logFormat,omitempty"`
@@ -139,9 +144,10 @@ var logSettings struct{ path, format string }
 // startMonitor starts the monitor of container id for the applied policy
 // a of the tightened spec s, before the container's processes exist:
 // libcontainer hands the init's seccomp listener to the socket during
-// Start. proxy are the proxy's listening sockets when create made them (in
-// a pod's network namespace), which the monitor inherits.
-func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied, proxy []*os.File) (h *monitorHandle, err error) {
+// Start. In a pod's network namespace the monitor inherits the proxy's
+// listening sockets that create made there, and its proxy connects from
+// there.
+func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied, pod podNetwork) (h *monitorHandle, err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find cordon's own binary: %w", err)
@@ -206,9 +212,12 @@ func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied, proxy []*os
 	if listener != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, listener)
 	}
-	for _, f := range proxy {
+	for _, f := range pod.proxy {
 		cfg.ProxyFDs = append(cfg.ProxyFDs, 3+len(cmd.ExtraFiles))
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	}
+	if len(pod.proxy) > 0 {
+		cfg.Netns, cfg.Nameservers = pod.netns, podNameservers(s)
 	}
 	// Not in the bundle: a working directory there would keep the
 	// container's root file system busy.
@@ -404,7 +413,7 @@ func RunMonitor(ctl *os.File) error {
 		go m.accept()
 	}
 	if cfg.Proxy != nil {
-		p, err := netproxy.New(netproxy.Config{
+		pc := netproxy.Config{
 			Run:            cfg.ID,
 			AllowedDomains: cfg.Proxy.AllowedDomains,
 			OnDecision: func(d netproxy.Decision) {
@@ -417,7 +426,14 @@ func RunMonitor(ctl *os.File) error {
 					m.rec.add(v)
 				}
 			},
-		})
+		}
+		if cfg.Netns != "" {
+			// The pod's connections are the pod's: its address, its
+			// network policies, its DNS.
+			pc.Dial = podDial(cfg.Netns)
+			pc.Resolver = podResolver(cfg.Nameservers, pc.Dial)
+		}
+		p, err := netproxy.New(pc)
 		if err != nil {
 			return fmt.Errorf("proxy: %w", err)
 		}

@@ -11,10 +11,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +26,8 @@ import (
 	"time"
 
 	"github.com/containerd/console"
+	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
 )
 
 // The CRI tests drive containerd 1.6's CRI plugin as kubelet does, with
@@ -499,19 +503,15 @@ func (p *criPod) ip(t *testing.T) string {
 // it, under the handlers runc and cordon: every step passes under both;
 // under cordon the pod's annotations confine it as documented, and an
 // agent pod keeps its pod network for what connects to it while its own
-// connections go only through cordon's proxy.
+// connections go only through cordon's proxy, which connects from the pod.
 func TestCRI(t *testing.T) {
-	requires(t, needOCI, needContainerd, needCNI, needTool("ip"))
+	requires(t, needOCI, needContainerd, needCNI, needTool("ip"), needTool("nft"))
 	c := startCRI(t)
 	for _, h := range criHandlers {
 		t.Run("lifecycle-"+h, func(t *testing.T) { c.testLifecycle(t, h) })
 	}
 	t.Run("policy", c.testPolicy)
-	t.Run("exec-tty", c.testExecTTY)
-	t.Run("agent-network", func(t *testing.T) {
-		requires(t, netNeedRoot, needTool("nsenter"))
-		c.testAgentNetwork(t, newNetFixture(t))
-	})
+	t.Run("agent-network", c.testAgentNetwork)
 }
 
 // testLifecycle: a pod and its containers through every step kubelet takes,
@@ -541,8 +541,11 @@ func (c *cri) testLifecycle(t *testing.T, handler string) {
 	if out, code := main.exec(t, "line-one\nline-two\n", "sh", "-c", "while read l; do echo got:$l; done"); code != 0 || out != "got:line-one\ngot:line-two\n" {
 		t.Errorf("crictl exec -i: %q, status %d; want the two lines back", out, code)
 	}
-	if out := main.execTTY(t, "sh", "-c", "tty; stty size"); !strings.Contains(out, "/dev/pts/") {
-		t.Errorf("crictl exec -it: %q, want a terminal", out)
+	// The terminal carries the command's bytes and nothing else.
+	for range criTTYRuns {
+		if out := main.execTTY(t, "tty"); !regexp.MustCompile(`^/dev/pts/\d+\r\n$`).MatchString(out) {
+			t.Errorf("crictl exec -it tty: the terminal got %q, want the command's terminal and nothing else", out)
+		}
 	}
 
 	// update: a new memory limit on the running container.
@@ -682,10 +685,16 @@ func (c *cri) testPolicy(t *testing.T) {
 					t.Errorf("the container said %q; want %q: %v", logs, want.what, want.ok)
 				}
 			}
-			// An exec'd process gets the container's policy.
+			// An exec'd process gets the container's policy, with a
+			// terminal too.
 			out, _ := ct.exec(t, "", "sh", "-c", "grep CapEff /proc/self/status")
 			if strings.Contains(out, "CapEff:\t0000000000000000") != confined {
 				t.Errorf("crictl exec: %q (confined: %v)", out, confined)
+			}
+			for range criTTYRuns {
+				if out := ct.execTTY(t, "echo", "tty-ok"); out != "tty-ok\r\n" {
+					t.Errorf("crictl exec -it echo tty-ok: the terminal got %q", out)
+				}
 			}
 			if !confined {
 				return
@@ -708,58 +717,117 @@ func (c *cri) testPolicy(t *testing.T) {
 	}
 }
 
-// criTTYRuns is how many times testExecTTY runs crictl exec -it under each
-// handler: a stray byte seen once in six runs shows up.
-const criTTYRuns = 24
+// criTTYRuns is how many times the cases run crictl exec -it: its terminal
+// must carry the command's bytes and nothing else. (A `^@` seen before the
+// output of `crictl exec -it`, under runc as under cordon, comes from the
+// caller's terminal, not the runtime: `script` with its stdin at its end
+// queues an EOF in its terminal, which the kernel hands crictl as a NUL
+// byte once crictl turns raw mode on; crictl sends it to the command, whose
+// terminal echoes it as `^@`. The test's terminal never ends its input.)
+const criTTYRuns = 3
 
-// testExecTTY: crictl exec -it carries the command's bytes and nothing
-// else, every time, under runc and under cordon.
-func (c *cri) testExecTTY(t *testing.T) {
-	for _, tc := range []struct {
-		handler     string
-		annotations map[string]string
-	}{
-		{"runc", nil},
-		{"cordon", nil},
-		{"cordon", map[string]string{"dev.cordon.policy": "agent"}},
-	} {
-		h := tc.handler
-		name := h
-		if tc.annotations != nil {
-			name += "-agent"
+// criService is a server of the cluster's outside the pods: a network
+// namespace on the pod network's bridge (another pod, a Service's
+// endpoint) with an HTTP server on port 8080 that records what it gets.
+type criService struct {
+	ip string
+	mu sync.Mutex
+	// seen are the requests, "REMOTE-IP METHOD HOST PATH"
+	seen []string
+}
+
+// newCRIService starts the service at the pod network's address ip.
+func (c *cri) newCRIService(t *testing.T, ip string) *criService {
+	t.Helper()
+	ns := "citsvc" + suiteToken
+	veth := "cits" + suiteToken
+	_ = exec.Command("ip", "netns", "del", ns).Run() // an earlier suite's
+	netIP(t, "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	netIP(t, "link", "add", veth, "type", "veth", "peer", "name", veth+"p")
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", veth).Run() })
+	netIP(t, "link", "set", veth+"p", "netns", ns)
+	netIP(t, "link", "set", veth, "master", c.bridge, "up")
+	netIP(t, "-n", ns, "addr", "add", ip+"/24", "dev", veth+"p")
+	netIP(t, "-n", ns, "link", "set", veth+"p", "up")
+	s := &criService{ip: ip}
+	l := listenInNetns(t, "/var/run/netns/"+ns, net.JoinHostPort(ip, "8080"))
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		s.mu.Lock()
+		s.seen = append(s.seen, host+" "+r.Method+" "+r.Host+" "+r.URL.Path)
+		s.mu.Unlock()
+		fmt.Fprintf(w, "service-ok %s\n", r.URL.Path)
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { srv.Close() })
+	return s
+}
+
+// requests returns what the service got with token in it.
+func (s *criService) requests(token string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.seen {
+		if strings.Contains(r, token) {
+			out = append(out, r)
 		}
-		t.Run(name, func(t *testing.T) {
-			pod := c.runPod(t, "tty-"+name, h, tc.annotations)
-			ct := pod.start(t, "sleeper", criContainerConfig{args: []string{"sleep", "300"}})
-			bad := 0
-			for i := range criTTYRuns {
-				if out := ct.execTTY(t, "echo", "tty-ok"); out != "tty-ok\r\n" {
-					bad++
-					t.Errorf("crictl exec -it echo tty-ok, run %d: the terminal got %q", i+1, out)
-				}
-			}
-			if bad > 0 {
-				t.Errorf("%d of %d runs of crictl exec -it under %s got other bytes than the command's", bad, criTTYRuns, h)
-			}
-		})
 	}
+	return out
+}
+
+// listenInNetns listens on addr (TCP) inside the network namespace at
+// path, from a thread that enters it and ends with its goroutine.
+func listenInNetns(t *testing.T, path, addr string) net.Listener {
+	t.Helper()
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread ends here
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Setns(fd, unix.CLONE_NEWNET)
+			unix.Close(fd)
+		}
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		l, err := net.Listen("tcp4", addr)
+		done <- result{l, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("listen on %s in %s: %v", addr, path, r.err)
+	}
+	t.Cleanup(func() { r.l.Close() })
+	return r.l
 }
 
 // testAgentNetwork: an agent pod keeps its pod network for what connects
 // to it (kubelet's probes, Services: here an HTTP GET from the node to the
 // pod's address), while its own connections go nowhere but through
-// cordon's proxy: not to the node's servers on the pod network, not to the
-// pod's DNS server. Under dev.cordon.policy=agent-network with allowed
-// domains the allowed name is reached through the proxy, and nothing
-// else; under dev.cordon.policy=agent nothing at all. The same pod under
-// runc reaches the node's servers directly (the control).
-func (c *cri) testAgentNetwork(t *testing.T, f *netFixture) {
-	tcp := newSeenServer(t, "tcp4", c.gateway+":0")
-	dns := newSeenServer(t, "udp4", c.gateway+":53")
+// cordon's proxy: not to the node's servers, not to the cluster's service,
+// not to the pod's DNS server. Under dev.cordon.policy=agent-network with
+// allowed domains the proxy resolves the allowed name with the pod's DNS
+// server and reaches the cluster's service from the pod's address; an
+// unlisted name gets 403 and a record; under dev.cordon.policy=agent
+// nothing at all. The same pod under runc reaches everything directly (the
+// control).
+func (c *cri) testAgentNetwork(t *testing.T) {
+	svc := c.newCRIService(t, strings.TrimSuffix(c.gateway, "1")+"250")
+	tcp := newSeenServer(t, "tcp4", c.gateway+":0", "")
+	// The pod's DNS server (its resolv.conf names it): the cluster's
+	// names resolve to the service.
+	dns := newSeenServer(t, "udp4", c.gateway+":53", svc.ip)
 	_, tcpPort, _ := net.SplitHostPort(tcp.addr)
 	www := t.TempDir()
 	must(t, os.Chmod(www, 0o755))
-	proxied := map[string]string{"dev.cordon.policy": "agent-network", "dev.cordon.network.allowedDomains": "allowed.cordon-test"}
+	proxied := map[string]string{"dev.cordon.policy": "agent-network", "dev.cordon.network.allowedDomains": "allowed" + criClusterDomain}
 	for _, tc := range []struct {
 		name, handler string
 		annotations   map[string]string
@@ -785,18 +853,26 @@ func (c *cri) testAgentNetwork(t *testing.T, f *netFixture) {
 				t.Errorf("GET of the pod's address from the node: %q", body)
 			}
 
+			// Directly: the node's server, the cluster's service, the DNS
+			// server.
 			direct := func(ct *criContainer, token string) {
 				t.Helper()
-				script := "echo " + token + "-direct | nc -w 3 " + c.gateway + " " + tcpPort + "; echo direct=$?; " +
+				script := "echo " + token + "-direct | nc -w 3 " + c.gateway + " " + tcpPort + "; echo tcp=$?; " +
+					"printf 'GET /" + token + "/direct HTTP/1.0\\r\\n\\r\\n' | nc -w 3 " + svc.ip + " 8080 >/dev/null; echo svc=$?; " +
 					"nslookup " + token + ".cordon-test >/dev/null 2>&1; echo dns=$?"
 				out, _ := ct.exec(t, "", "sh", "-c", script)
-				gotTCP, gotDNS := tcp.saw(token), dns.saw(token)
-				if gotTCP == tc.confined || gotDNS == tc.confined {
-					t.Errorf("the node's server got a connection: %v, the pod's DNS server a query: %v (confined: %v); the pod said %q",
-						gotTCP, gotDNS, tc.confined, out)
+				want := "tcp=0\nsvc=0\ndns=1\n" // nslookup fails: NXDOMAIN
+				if tc.confined {
+					want = "tcp=1\nsvc=1\ndns=1\n"
 				}
-				if tc.confined && (!strings.Contains(out, "direct=1") || !strings.Contains(out, "dns=1")) {
-					t.Errorf("direct connections from the agent pod: %q, want failures", out)
+				if out != want {
+					t.Errorf("direct connections from the pod: %q, want %q", out, want)
+				}
+				gotTCP, gotDNS := tcp.saw(token, !tc.confined), dns.saw(token, !tc.confined)
+				gotSvc := slices.ContainsFunc(svc.requests(token), func(r string) bool { return strings.HasSuffix(r, "/direct") })
+				if gotTCP == tc.confined || gotDNS == tc.confined || gotSvc == tc.confined {
+					t.Errorf("the node's server got a connection: %v, the service a request: %v, the pod's DNS server a query: %v (confined: %v)",
+						gotTCP, gotSvc, gotDNS, tc.confined)
 				}
 			}
 			direct(ct, token)
@@ -816,20 +892,45 @@ func (c *cri) testAgentNetwork(t *testing.T, f *netFixture) {
 				conn.Close()
 				t.Errorf("the container's proxy answers on the pod's address %s:%s", ip, port)
 			}
-
-			// Through the proxy: the allowed name, and no other.
-			out, _ := ct.exec(t, "", "sh", "-c", "exec 2>&1; "+f.expand(ociProxyScript, token))
-			f.checkProxyScript(t, out, token)
-			checkProxyRecords(t, c.stateHome, ct.id)
+			c.checkProxied(t, ct, svc, dns, ip, token)
+			if vs := ociViolations(t, nil, c.stateHome, ct.id); !hasViolation(vs, "network", "unlisted"+criClusterDomain+":8080", "") {
+				t.Errorf("cordon violations --run %s: %+v, want unlisted%s:8080 refused", ct.id, vs, criClusterDomain)
+			}
 
 			// A second container of the pod: the same network namespace and
 			// rules, a proxy of its own.
 			second := pod.start(t, "second", criContainerConfig{args: []string{"sleep", "300"}})
 			token2 := "t" + randomHex(6)
-			out, _ = second.exec(t, "", "sh", "-c", "exec 2>&1; "+f.expand(ociProxyScript, token2))
-			f.checkProxyScript(t, out, token2)
+			c.checkProxied(t, second, svc, dns, ip, token2)
 			direct(second, token2)
 		})
+	}
+}
+
+// criClusterDomain is the domain of the names the pods' DNS server
+// answers, with the service's address.
+const criClusterDomain = ".cluster.cordon-it"
+
+// checkProxied: through the container's proxy (busybox's wget, from the
+// environment cordon set) the allowed name is resolved with the pod's DNS
+// server and reached from the pod's address; an unlisted name gets 403 and
+// the service nothing.
+func (c *cri) checkProxied(t *testing.T, ct *criContainer, svc *criService, dns *seenServer, podIP, token string) {
+	t.Helper()
+	script := "exec 2>&1; wget -q -O - http://allowed" + criClusterDomain + ":8080/" + token + "/allowed; echo allowed=$?; " +
+		"wget -q -O - http://unlisted" + criClusterDomain + ":8080/" + token + "/unlisted; echo unlisted=$?"
+	out, _ := ct.exec(t, "", "sh", "-c", script)
+	for _, want := range []string{"service-ok /" + token + "/allowed\nallowed=0", "403", "unlisted=1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the container said:\n%s\nwant %q", out, want)
+		}
+	}
+	want := []string{podIP + " GET allowed" + criClusterDomain + ":8080 /" + token + "/allowed"}
+	if got := svc.requests(token); !slices.Equal(got, want) {
+		t.Errorf("the service got %q, want %q: the allowed request, from the pod's address", got, want)
+	}
+	if from := dns.from("allowed" + criClusterDomain); !slices.Contains(from, podIP) {
+		t.Errorf("the pod's DNS server was asked for allowed%s from %q, want the pod's address %s", criClusterDomain, from, podIP)
 	}
 }
 
@@ -855,19 +956,28 @@ func probeHTTP(t *testing.T, url string) string {
 }
 
 // seenServer is a server of the node's that records what it receives: the
-// first bytes of each TCP connection, or each UDP datagram.
+// first bytes of each TCP connection, or each UDP datagram (a DNS query).
 type seenServer struct {
 	addr string
 	mu   sync.Mutex
-	seen []string
+	seen []seenPacket
 }
 
-func newSeenServer(t *testing.T, network, addr string) *seenServer {
+type seenPacket struct {
+	from string // the sender's address
+	data string
+}
+
+// newSeenServer listens on addr. Over UDP it answers DNS queries: names
+// under criClusterDomain with the address answer (when set), others with
+// NXDOMAIN.
+func newSeenServer(t *testing.T, network, addr, answer string) *seenServer {
 	t.Helper()
 	s := &seenServer{}
-	record := func(data []byte) {
+	record := func(from string, data []byte) {
+		host, _, _ := net.SplitHostPort(from)
 		s.mu.Lock()
-		s.seen = append(s.seen, string(data))
+		s.seen = append(s.seen, seenPacket{host, string(data)})
 		s.mu.Unlock()
 	}
 	if network == "udp4" {
@@ -882,13 +992,8 @@ func newSeenServer(t *testing.T, network, addr string) *seenServer {
 				if err != nil {
 					return
 				}
-				record(buf[:n])
-				// A DNS query gets NXDOMAIN at once: a resolver in the
-				// pod does not wait for its timeouts.
-				if n >= 12 {
-					reply := append([]byte(nil), buf[:n]...)
-					reply[2] |= 0x80
-					reply[3] = reply[3]&0xf0 | 3
+				record(from.String(), buf[:n])
+				if reply := dnsReply(buf[:n], answer); reply != nil {
 					_, _ = pc.WriteTo(reply, from)
 				}
 			}
@@ -899,21 +1004,76 @@ func newSeenServer(t *testing.T, network, addr string) *seenServer {
 	must(t, err)
 	t.Cleanup(func() { l.Close() })
 	s.addr = l.Addr().String()
-	go recordFirstBytes(l, "tcp", func(seen netSeen) { record([]byte(seen.Data)) })
+	go recordFirstBytes(l, "tcp", func(seen netSeen) { record(seen.Remote, []byte(seen.Data)) })
 	return s
 }
 
-// saw reports whether the server received something with token in it,
-// waiting a little for what is on its way.
-func (s *seenServer) saw(token string) bool {
+// dnsReply answers a DNS query: an A record with answer for a name under
+// criClusterDomain, NXDOMAIN otherwise (at once: a resolver in the pod
+// does not wait for its timeouts); nil for what is not a query.
+func dnsReply(query []byte, answer string) []byte {
+	var p dnsmessage.Parser
+	h, err := p.Start(query)
+	if err != nil || h.Response {
+		return nil
+	}
+	q, err := p.Question()
+	if err != nil {
+		return nil
+	}
+	h.Response, h.Authoritative, h.RCode = true, true, dnsmessage.RCodeNameError
+	a, err := netip.ParseAddr(answer)
+	inCluster := err == nil && strings.HasSuffix(q.Name.String(), criClusterDomain+".")
+	if inCluster {
+		h.RCode = dnsmessage.RCodeSuccess
+	}
+	b := dnsmessage.NewBuilder(nil, h)
+	if b.StartQuestions() != nil || b.Question(q) != nil || b.StartAnswers() != nil {
+		return nil
+	}
+	if inCluster && q.Type == dnsmessage.TypeA {
+		rh := dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: 5}
+		if b.AResource(rh, dnsmessage.AResource{A: a.As4()}) != nil {
+			return nil
+		}
+	}
+	reply, err := b.Finish()
+	if err != nil {
+		return nil
+	}
+	return reply
+}
+
+// saw reports whether the server received something with token in it;
+// when want, it waits a little for what is on its way (what was refused
+// is never on its way: the client's command has returned).
+func (s *seenServer) saw(token string, want bool) bool {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		s.mu.Lock()
-		found := slices.ContainsFunc(s.seen, func(d string) bool { return strings.Contains(d, token) })
+		found := slices.ContainsFunc(s.seen, func(p seenPacket) bool { return strings.Contains(p.data, token) })
 		s.mu.Unlock()
-		if found || time.Now().After(deadline) {
+		if found || !want || time.Now().After(deadline) {
 			return found
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// from returns the senders of the DNS queries the server received for
+// name.
+func (s *seenServer) from(name string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, p := range s.seen {
+		var m dnsmessage.Parser
+		if _, err := m.Start([]byte(p.data)); err != nil {
+			continue
+		}
+		if q, err := m.Question(); err == nil && strings.EqualFold(q.Name.String(), name+".") {
+			out = append(out, p.from)
+		}
+	}
+	return out
 }

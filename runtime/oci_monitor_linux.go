@@ -548,7 +548,9 @@ func (m *monitor) serve(pidfd, pid int) error {
 		var err error
 		switch {
 		case len(m.cfg.ProxyFDs) > 0:
-			ls, err = inheritedListeners(m.cfg.ProxyFDs)
+			if ls, err = fdListeners(m.cfg.ProxyFDs); err != nil {
+				err = fmt.Errorf("the proxy's sockets from create: %w", err)
+			}
 		case m.cfg.ProxyFromHook:
 			// The hook ran during create's Start, before the init's pid
 			// came here: its sockets are there or never come.
@@ -577,11 +579,12 @@ func (m *monitor) serve(pidfd, pid int) error {
 	return nil
 }
 
-// inheritedListeners are the listening sockets at the descriptors fds,
-// which create passed.
-func inheritedListeners(fds []int) ([]net.Listener, error) {
+// fdListeners are the listening sockets at the descriptors fds (create's,
+// or the container's hook's), which it takes: on an error every one of
+// them is closed.
+func fdListeners(fds []int) ([]net.Listener, error) {
 	var ls []net.Listener
-	for _, fd := range fds {
+	for i, fd := range fds {
 		f := os.NewFile(uintptr(fd), "proxy-listener")
 		l, err := net.FileListener(f)
 		f.Close()
@@ -589,7 +592,10 @@ func inheritedListeners(fds []int) ([]net.Listener, error) {
 			for _, l := range ls {
 				l.Close()
 			}
-			return nil, fmt.Errorf("the proxy's sockets from create: %w", err)
+			for _, fd := range fds[i+1:] {
+				unix.Close(fd)
+			}
+			return nil, err
 		}
 		ls = append(ls, l)
 	}
@@ -745,21 +751,9 @@ func (m *monitor) receiveProxy(conn *net.UnixConn, msg proxyHookMessage, fds []i
 		closeAll()
 		return fmt.Errorf("proxy sockets: unexpected message (%d descriptors for %q)", len(fds), msg.Proxy)
 	}
-	var ls []net.Listener
-	for i, fd := range fds {
-		f := os.NewFile(uintptr(fd), "proxy-listener")
-		l, err := net.FileListener(f)
-		f.Close()
-		if err != nil {
-			for _, l := range ls {
-				l.Close()
-			}
-			for _, fd := range fds[i+1:] {
-				unix.Close(fd)
-			}
-			return fmt.Errorf("proxy sockets: %w", err)
-		}
-		ls = append(ls, l)
+	ls, err := fdListeners(fds)
+	if err != nil {
+		return fmt.Errorf("proxy sockets: %w", err)
 	}
 	select {
 	case m.proxyListeners <- ls:

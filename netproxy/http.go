@@ -420,7 +420,7 @@ func (p *Proxy) forward(cc *clientConn, req *http.Request, d Decision, rt route)
 			out.kind = bodyNone
 		}
 	}
-	head := requestHead(req, d, out.kind, nil)
+	head := requestHead(req, d, out.kind, nil, rt.tls)
 	// A pooled connection the server closed while it was idle fails
 	// before any answer; a request without a body whose method is
 	// idempotent is then sent once more on a new connection, as net/http's
@@ -436,7 +436,7 @@ func (p *Proxy) forward(cc *clientConn, req *http.Request, d Decision, rt route)
 		// in absolute form to the upstream proxy, which makes the
 		// connection to the destination
 		via := d.via
-		head = requestHead(req, d, out.kind, via)
+		head = requestHead(req, d, out.kind, via, false)
 		dial = func(ctx context.Context, _ Decision) (net.Conn, error) { return p.dialProxy(ctx, via) }
 		key = "via " + via.String() + " " + key
 	}
@@ -746,17 +746,18 @@ func copyRequestBody(up net.Conn, cc *clientConn, out outgoing) error {
 // name that was checked (RFC 9112 3.2.2: a proxy replaces Host with the
 // target's authority), end-to-end fields, the proxy's own framing. No
 // X-Forwarded-For, no Via. To an upstream proxy (via), the target is in
-// absolute form, with the proxy's credentials.
-func requestHead(req *http.Request, d Decision, kind bodyKind, via *url.URL) []byte {
+// absolute form, with the proxy's credentials. tls: the request goes over
+// TLS the proxy made (its default port is 443).
+func requestHead(req *http.Request, d Decision, kind bodyKind, via *url.URL, tls bool) []byte {
 	b := make([]byte, 0, 512)
 	b = append(b, req.Method...)
 	b = append(b, ' ')
 	if via != nil {
-		b = append(b, "http://"+d.hostHeader()...)
+		b = append(b, "http://"+d.hostHeader(false)...)
 	}
 	b = append(b, originForm(req.RequestURI)...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, d.hostHeader()...)
+	b = append(b, d.hostHeader(tls)...)
 	b = append(b, "\r\n"...)
 	if via != nil {
 		if a := proxyAuthorization(via); a != "" {
@@ -946,9 +947,10 @@ func (d Decision) dest() string {
 }
 
 // hostHeader is the authority of the destination, the port left out when
-// it is 80.
-func (d Decision) hostHeader() string {
-	if d.Port == 80 {
+// it is the scheme's (80; 443 over TLS), as clients write it: a server, or
+// a signature over the Host (AWS SigV4), may take "host:443" for another.
+func (d Decision) hostHeader(tls bool) string {
+	if d.Port == 80 && !tls || d.Port == 443 && tls {
 		if strings.Contains(d.Host, ":") {
 			return "[" + d.Host + "]"
 		}

@@ -222,3 +222,27 @@ func TestUnmaskPlain(t *testing.T) {
 		})
 	}
 }
+
+// TestHostHeader: the Host sent leaves out the scheme's default port, as
+// clients write it (a signature over the Host, as AWS SigV4's, covers it
+// as the client wrote it); any other port stays.
+func TestHostHeader(t *testing.T) {
+	for _, tc := range []struct {
+		host string
+		port int
+		tls  bool
+		want string
+	}{
+		{"a.example", 80, false, "a.example"},
+		{"a.example", 443, true, "a.example"},
+		{"a.example", 443, false, "a.example:443"},
+		{"a.example", 80, true, "a.example:80"},
+		{"a.example", 8443, true, "a.example:8443"},
+		{"2001:db8::1", 443, true, "[2001:db8::1]"},
+		{"2001:db8::1", 8080, false, "[2001:db8::1]:8080"},
+	} {
+		if got := (Decision{Host: tc.host, Port: tc.port}).hostHeader(tc.tls); got != tc.want {
+			t.Errorf("%s:%d (tls %v): Host %q, want %q", tc.host, tc.port, tc.tls, got, tc.want)
+		}
+	}
+}

@@ -17,14 +17,15 @@ type Run struct {
 	Spec *specs.Spec
 	// Options are the run's, with the client's descriptors.
 	Options runtime.Options
-	// Sandbox are the options the sandbox is made with (its proxy).
+	// Sandbox are the options the sandbox is made with (its proxy; with
+	// Alone, its id may be set).
 	Sandbox runtime.Options
-	// Key is what the sandbox is made of besides its spec: the proxy's
-	// rules.
+	// Key is what the sandbox is made of besides its spec: its proxy's
+	// (netproxy.Config.Key).
 	Key string
 	// Alone has the sandbox made for this run alone, not taken from the
-	// pool: its proxy asks a program about destinations, on this
-	// client's stderr.
+	// pool: its proxy holds the run's own (a program asked about
+	// destinations on this client's stderr, masked credentials).
 	Alone bool
 	// Bind tells the run the id of the sandbox it got, before it starts.
 	Bind func(id string)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -226,11 +225,6 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 		sb.close()
 		return nil, &serve.Declined{Reason: reason}
 	}
-	if sb.mask != nil {
-		// A masked credential's fakes are the run's own: a sandbox
-		// made ahead has none.
-		return declined("masked credentials")
-	}
 	if !sb.policy.Serve {
 		// Settings changed since the daemon started: the command's own
 		// settings decide, for every command.
@@ -278,11 +272,20 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 		}
 	}
 	if o.Proxy != nil {
-		// The proxy's rules are the sandbox's; a proxy that asks a
-		// program asks it on this client's stderr.
-		r.Alone = o.Proxy.Ask != nil
-		key, _ := json.Marshal([][]string{o.Proxy.AllowedDomains, o.Proxy.DeniedDomains})
-		r.Key = string(key)
+		// The proxy is the sandbox's: one made ahead serves a run whose
+		// proxy would decide and route alike. One with the run's own
+		// (a program asked on this client's stderr, the fakes and
+		// secrets of masked credentials, which are bound into the
+		// sandbox too) is made for the run, under its id: its files go
+		// with it (runtime.RunFilesDir).
+		key, ok := o.Proxy.Key()
+		r.Key, r.Alone = key, !ok
+	}
+	if sb.mask != nil {
+		r.Alone = true
+	}
+	if r.Alone {
+		r.Sandbox.ID = sb.req.ID
 	}
 	return r, nil
 }

@@ -98,6 +98,16 @@ func gc(root string, sweepNow bool) ([]string, error) {
 			continue
 		}
 		id := e.Name()
+		if run, ok := strings.CutPrefix(id, runFilesPrefix); ok {
+			// what a run's compilation made (RunFilesDir): it goes with
+			// the run, whose lock says whether it lives; none yet (a
+			// run between its compilation and its sandbox, or killed
+			// there), its age
+			if filesOrphaned(root, run) && os.RemoveAll(filepath.Join(root, id)) == nil {
+				removed = append(removed, id)
+			}
+			continue
+		}
 		if !orphaned(root, id) {
 			continue
 		}
@@ -238,6 +248,20 @@ func sweepTemp(dir string) {
 			os.Remove(t)
 		}
 	}
+}
+
+// filesOrphaned reports whether the RunFilesDir of the run id is a gone
+// run's: its lock is free, or there is none and the directory is older
+// than a minute.
+func filesOrphaned(root, id string) bool {
+	switch runLocked(root, id) {
+	case lockHeld:
+		return false
+	case lockFree:
+		return true
+	}
+	fi, err := os.Stat(RunFilesDir(root, id))
+	return err == nil && time.Since(fi.ModTime()) > time.Minute
 }
 
 // orphaned reports whether the sandbox id under root belongs to a cordon

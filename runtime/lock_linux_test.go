@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestLockRunAppearsLocked: another run's GC probing a run's lock while
@@ -66,5 +67,40 @@ func TestUnnamedFile(t *testing.T) {
 	names, _ := os.ReadDir(dir)
 	if len(names) != 1 || names[0].Name() != "run-x.lock" {
 		t.Errorf("after link, %s holds %v; want run-x.lock alone", dir, names)
+	}
+}
+
+// TestGCRunFiles: what a run's compilation made (RunFilesDir) stays while
+// the run holds its lock, and while a run without one yet is younger than
+// a minute; it goes with a run whose cordon is gone (its lock free), and
+// once older than a minute without a lock (a cordon killed before its
+// sandbox was made).
+func TestGCRunFiles(t *testing.T) {
+	root := t.TempDir()
+	// no cgroup sweep from this test: it is not due
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(root, sweptFile), nil, 0o600))
+	for _, id := range []string{"run-live", "run-gone", "run-new", "run-old"} {
+		must(os.MkdirAll(filepath.Join(RunFilesDir(root, id)), 0o700))
+		must(os.WriteFile(filepath.Join(RunFilesDir(root, id), "0"), []byte("fake"), 0o600))
+	}
+	unlock, err := lockRun(root, "run-live")
+	must(err)
+	defer unlock()
+	must(os.WriteFile(lockFile(root, "run-gone"), nil, 0o600))
+	old := time.Now().Add(-2 * time.Minute)
+	must(os.Chtimes(RunFilesDir(root, "run-old"), old, old))
+
+	removed, err := GCBeforeRun(root)
+	must(err)
+	for id, want := range map[string]bool{"run-live": true, "run-gone": false, "run-new": true, "run-old": false} {
+		if _, err := os.Stat(RunFilesDir(root, id)); (err == nil) != want {
+			t.Errorf("%s: kept %v, want %v (removed %q)", RunFilesDir(root, id), err == nil, want, removed)
+		}
 	}
 }

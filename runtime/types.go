@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"cordon.dev/cordon/netproxy"
@@ -131,3 +132,14 @@ func size(n int64) string {
 	}
 	return fmt.Sprintf("%dB", n)
 }
+
+// RunFilesDir is where a run's compilation keeps what it makes on the
+// host before the sandbox exists and what the sandbox binds from it (the
+// fakes of masked credentials, their trust bundle), under the state root
+// root: its cordon removes it when the run is over, and GC once the run
+// is gone without it (its run lock free, or none and older than a
+// minute).
+func RunFilesDir(root, id string) string { return filepath.Join(root, runFilesPrefix+id) }
+
+// runFilesPrefix begins the name of a RunFilesDir.
+const runFilesPrefix = "files-"

@@ -202,8 +202,8 @@ func TestCompile(t *testing.T) {
 				r := request("true")
 				r.Masked = Masked{
 					Env:         map[string]string{"GITHUB_TOKEN": "fake-token"},
-					Files:       []MaskedFile{{"/home/u/.netrc", "/run/cordon/masked-run-test/0"}, {"/home/u/.aws/credentials", "/run/cordon/masked-run-test/1"}},
-					TrustBundle: "/run/cordon/masked-run-test/trust.pem",
+					Files:       []MaskedFile{{"/home/u/.netrc", "/run/cordon/files-run-test/0"}, {"/home/u/.aws/credentials", "/run/cordon/files-run-test/1"}},
+					TrustBundle: "/run/cordon/files-run-test/trust.pem",
 				}
 				return r
 			},

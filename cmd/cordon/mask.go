@@ -15,6 +15,7 @@ import (
 	"cordon.dev/cordon/netproxy"
 	"cordon.dev/cordon/netproxy/mask"
 	"cordon.dev/cordon/policy"
+	"cordon.dev/cordon/runtime"
 	"cordon.dev/cordon/spec"
 )
 
@@ -109,7 +110,7 @@ func maskCredentials(p *policy.Policy, env []string, state, id string, warn io.W
 	if m.set.Len() == 0 && len(files) == 0 {
 		return m, nil
 	}
-	m.dir = filepath.Join(state, "masked-"+id)
+	m.dir = runtime.RunFilesDir(state, id)
 	if err := os.Mkdir(m.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("masked credentials: %w", err)
 	}

@@ -21,14 +21,7 @@ func TestMaskedCredentials(t *testing.T) {
 	// Not parallel: it holds the test network (see newNetFixture).
 	requires(t, netNeedRoot, needTool("ip"), needTool("curl"), needTool("git"), needTool("python3"))
 	f := newNetFixture(t)
-	// What cordon's proxy verifies the server against, and what the
-	// sandbox trusts beside cordon's CA: the host's roots and the test
-	// network's CA, as a host with a company CA has them.
-	roots := filepath.Join(f.dir, "roots.pem")
-	sys, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
-	ca, err := os.ReadFile(f.ca)
-	must(t, err)
-	must(t, os.WriteFile(roots, append(sys, ca...), 0o644))
+	roots := f.roots
 
 	// the token, which the git server takes as its password
 	real := "ghp_" + randomHex(18)
@@ -70,23 +63,82 @@ func TestMaskedCredentials(t *testing.T) {
 			return seen[0]
 		}
 
-		t.Run("curl: the real value for its host, the fake elsewhere", func(t *testing.T) {
+		// node's https over a CONNECT tunnel of its own: Node 20's fetch
+		// does not read the proxy variables (NODE_USE_ENV_PROXY is 24's)
+		node := `const http = require("http"), https = require("https"), tls = require("tls");
+const p = new URL(process.env.HTTPS_PROXY), host = process.argv[2];
+http.request({host: p.hostname, port: p.port, method: "CONNECT", path: host + ":443"}).on("connect", (res, sock) => {
+  if (res.statusCode !== 200) { console.error("CONNECT " + res.statusCode); process.exit(1); }
+  https.get({host, path: process.argv[3], headers: {Authorization: "Bearer " + process.env.GH_TOKEN},
+    createConnection: () => tls.connect({socket: sock, servername: host})}, r => {
+    let b = ""; r.on("data", d => b += d); r.on("end", () => console.log("node " + r.statusCode));
+  }).on("error", e => { console.error(e.message); process.exit(1); });
+}).end();`
+		t.Run("curl and node: the real value for its host, the fake elsewhere", func(t *testing.T) {
 			tok := "t" + randomHex(6)
+			must(t, os.WriteFile(filepath.Join(b.ws, "get.js"), []byte(node), 0o644))
+			b.chown()
 			r := run(t, fmt.Sprintf(`echo "fake=$GH_TOKEN"
 curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" https://allowed.cordon-test/%[1]s-own &&
-curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" https://sub.wild.cordon-test/%[1]s-other`, tok))
-			if r.code != 0 {
+curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" https://sub.wild.cordon-test/%[1]s-other &&
+node get.js allowed.cordon-test /%[1]s-nodeown && node get.js sub.wild.cordon-test /%[1]s-nodeother`, tok))
+			if r.code != 0 || strings.Count(r.stdout, "node 200") != 2 {
 				t.Fatalf("%s", r)
 			}
 			fake := strings.TrimPrefix(strings.Split(r.stdout, "\n")[0], "fake=")
 			if !strings.HasPrefix(fake, "ghp_") || len(fake) != len(real) || fake == real {
 				t.Errorf("the command's GH_TOKEN is %q, want a fake of the real one's form", fake)
 			}
-			if got := seenOnce(t, tok+"-own").Auth; got != "Bearer "+real {
-				t.Errorf("allowed.cordon-test got %q, want the real value", got)
+			for suffix, want := range map[string]string{"-own": real, "-other": fake, "-nodeown": real, "-nodeother": fake} {
+				if got := seenOnce(t, tok+suffix).Auth; got != "Bearer "+want {
+					t.Errorf("%s%s: the server got %q, want %q", tok, suffix, got, "Bearer "+want)
+				}
 			}
-			if got := seenOnce(t, tok+"-other").Auth; got != "Bearer "+fake {
-				t.Errorf("sub.wild.cordon-test got %q, want the fake", got)
+		})
+		// A served run masks as a cold one does: its sandbox is made for
+		// it, with its fakes bound and its proxy holding its secrets.
+		t.Run("cordon serve masks as a cold run", func(t *testing.T) {
+			sb := newServeBox(t, c)
+			sb.daemonEnv = []string{"SSL_CERT_FILE=" + roots} // the daemon verifies the servers
+			sb.serve()
+			tok := "t" + randomHex(6)
+			r := sb.run(runSpec{flags: flags, env: []string{"GH_TOKEN=" + real}, args: []string{"sh", "-c", whoRuns + `
+echo "fake=$GH_TOKEN"; cat ~/.netrc
+curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" https://allowed.cordon-test/` + tok + `-served`}})
+			if r.code != 0 || !strings.HasPrefix(r.stdout, "warm\n") {
+				t.Fatalf("not a served run, or it failed\n%s", r)
+			}
+			if strings.Contains(r.stdout, real) || strings.Contains(r.stdout, "secret-netrc-"+sb.token) || !strings.Contains(r.stdout, "machine example.com login me password ") {
+				t.Errorf("the served run read a real value, or not the fake file\n%s", r)
+			}
+			if got := seenOnce(t, tok+"-served").Auth; got != "Bearer "+real {
+				t.Errorf("the server got %q, want the real value", got)
+			}
+			if left, _ := filepath.Glob(filepath.Join(sb.root, "files-*")); len(left) > 0 {
+				t.Errorf("the served run's fakes are left: %q", left)
+			}
+		})
+		// The fakes of a cordon killed with its run are removed by the
+		// next GC.
+		t.Run("a killed cordon's fakes go with cordon gc", func(t *testing.T) {
+			gb := newBox(t, c)
+			root, stateEnv := privateState(t, gb)
+			rr := gb.start(runSpec{flags: flags, env: []string{"GH_TOKEN=" + real, stateEnv}, args: []string{"sh", "-c", "echo ready; sleep 60"}})
+			rr.waitStdout("ready\n")
+			files, _ := filepath.Glob(filepath.Join(root, "files-*"))
+			if len(files) != 1 {
+				t.Fatalf("the run's fakes: %q, want one directory", files)
+			}
+			_ = rr.cmd.Process.Kill()
+			rr.wait()
+			if _, err := os.Stat(files[0]); err != nil {
+				t.Fatalf("the killed run's fakes went without GC (%v): the test shows nothing", err)
+			}
+			if g := gb.cordon(runSpec{env: []string{stateEnv}}, "gc"); g.code != 0 {
+				t.Fatalf("cordon gc: %s", g)
+			}
+			if _, err := os.Stat(files[0]); err == nil {
+				t.Errorf("cordon gc left %s", files[0])
 			}
 		})
 		t.Run("git over HTTPS with the token", func(t *testing.T) {

@@ -285,11 +285,15 @@ func netDNS(addr, name string) int {
 
 // netFixture is the test network and its servers, shared by every case.
 type netFixture struct {
-	ns       string // the servers' network namespace
-	veth     string // the host's end of the veth pair
-	dir      string // the servers' files; readable by everyone
-	ca       string // the CA that signed the HTTPS server's certificate
-	sshd     bool   // an ssh server listens on 10.231.0.2:22
+	ns   string // the servers' network namespace
+	veth string // the host's end of the veth pair
+	dir  string // the servers' files; readable by everyone
+	ca   string // the CA that signed the HTTPS server's certificate
+	// roots are this host's roots and ca: what cordon's proxy verifies
+	// the servers against (SSL_CERT_FILE) where it ends TLS itself, as on
+	// a host with a company CA
+	roots    string
+	sshd     bool // an ssh server listens on 10.231.0.2:22
 	sshdLog  *syncBuffer
 	keysMu   sync.Mutex
 	trapPort map[string]int // "rebind", "own": ports of the host's traps
@@ -553,6 +557,9 @@ func (f *netFixture) makeFiles(t *testing.T) {
 	must(t, err)
 	f.ca = filepath.Join(f.dir, "ca.pem")
 	must(t, os.WriteFile(f.ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644))
+	sys, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	f.roots = filepath.Join(f.dir, "roots.pem")
+	must(t, os.WriteFile(f.roots, append(sys, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...), 0o644))
 	must(t, os.WriteFile(filepath.Join(f.dir, "server.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
 	must(t, os.WriteFile(filepath.Join(f.dir, "server.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,6 +134,12 @@ type netUpstreamCase struct {
 	unlogged []netLogged
 	// violations are reasons cordon violations must list
 	violations []string
+	// credentials is the settings' credentials block: GH_TOKEN, a real
+	// token the case makes, is masked; auth is, by the suffix of {T} of
+	// a request, whether the server must get its "real" value or the
+	// "fake" (the script's first line is "fake=$GH_TOKEN")
+	credentials string
+	auth        map[string]string
 }
 
 func netUpstreamCases() []netUpstreamCase {
@@ -216,6 +223,18 @@ func netUpstreamCases() []netUpstreamCase {
 				`"deniedDomainReasons": {"*:81": "port 81 is for the test's traps; use port 80", "allowed.cordon-test:443": "https to this host is refused; use http"}`,
 			cordon:     `{"cordon": {"askCommand": "{DIR}/ask"}}`,
 			violations: []string{"port 81 is for the test's traps; use port 80", "https to this host is refused; use http", "the ask command says no: use allowed.cordon-test"}},
+		// A masked credential's host is reached through the upstream too:
+		// the TLS cordon ends goes on over a CONNECT to it; the other
+		// hosts' tunnels stay opaque, and plain HTTP keeps the fake.
+		{netCase: netCase{name: "masked credentials through the upstream",
+			script: `echo "fake=$GH_TOKEN"; ` + curl + `-H "Authorization: Bearer $GH_TOKEN" https://upstream.cordon-test/{T}-own && ` +
+				curl + `-H "Authorization: Bearer $GH_TOKEN" https://allowed.cordon-test/{T}-other && ` +
+				curl + `-H "Authorization: Bearer $GH_TOKEN" http://upstream.cordon-test/{T}-plain`,
+			seen: []netWant{{"https", "upstream.cordon-test"}, {"https", "allowed.cordon-test"}, {"http", "upstream.cordon-test"}}, from: netServerAddr},
+			settings:    allow + `, "parentProxy": {"http": "` + netUpstreamOpen + `"}`,
+			credentials: `{"envVars": [{"name": "GH_TOKEN", "mode": "mask", "injectHosts": ["upstream.cordon-test"]}]}`,
+			auth:        map[string]string{"-own": "real", "-other": "fake", "-plain": "fake"},
+			logged:      []netLogged{{"open", "{T}-plain"}}},
 	}
 }
 
@@ -241,7 +260,14 @@ func TestNetworkUpstream(t *testing.T) {
 				if !strings.Contains(block, `"deniedDomains"`) {
 					block += `, "deniedDomains": []`
 				}
-				must(t, os.WriteFile(settings, []byte(`{"network": {`+block+`}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}}`), 0o644))
+				creds, env, real := "", tc.env, ""
+				if tc.credentials != "" {
+					real = "ghp_" + randomHex(18)
+					creds = `, "credentials": ` + tc.credentials
+					// cordon's proxy verifies the server it ends TLS for
+					env = append(slices.Clone(env), "GH_TOKEN="+real, "SSL_CERT_FILE="+f.roots)
+				}
+				must(t, os.WriteFile(settings, []byte(`{"network": {`+block+`}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}`+creds+`}`), 0o644))
 				flags := []string{"--settings", settings}
 				if tc.cordon != "" {
 					ask := filepath.Join(b.dir, "ask")
@@ -253,8 +279,20 @@ func TestNetworkUpstream(t *testing.T) {
 				b.chown()
 				token, direct := "t"+randomHex(6), "d"+randomHex(6)
 				expand := func(s string) string { return strings.ReplaceAll(f.expand(s, token), "{D}", direct) }
-				r := b.runSpec(runSpec{flags: flags, env: tc.env, args: []string{"sh", "-c", expand(tc.script)}})
+				r := b.runSpec(runSpec{flags: flags, env: env, args: []string{"sh", "-c", expand(tc.script)}})
 				f.judge(t, r, tc.netCase, token)
+				if real != "" {
+					fake, _ := strings.CutPrefix(strings.SplitN(r.stdout, "\n", 2)[0], "fake=")
+					if fake == "" || fake == real || strings.Contains(r.stdout+r.stderr, real) {
+						t.Errorf("the command's GH_TOKEN is %q: not a fake, or the real value was printed\n%s", fake, r)
+					}
+					for suffix, which := range tc.auth {
+						want := map[string]string{"real": real, "fake": fake}[which]
+						if seen := f.seen(t, token+suffix); len(seen) != 1 || seen[0].Auth != "Bearer "+want {
+							t.Errorf("%s: the server got %+v, want one request with the %s value", suffix, seen, which)
+						}
+					}
+				}
 				if len(tc.direct) > 0 {
 					f.checkSeenFrom(t, direct, tc.direct, netHostAddr)
 				}

@@ -28,6 +28,8 @@ const whoRuns = `if [ "$(tr '\0' '\n' </proc/1/cmdline | tail -n 1)" = "--" ]; t
 type serveBox struct {
 	*box
 	root, stateEnv string
+	// daemonEnv is more of the daemon's environment
+	daemonEnv []string
 }
 
 func newServeBox(t *testing.T, c *caller) *serveBox {
@@ -53,7 +55,7 @@ func (sb *serveBox) settings(content string) {
 func (sb *serveBox) serve(args ...string) *os.Process {
 	sb.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := sb.command(ctx, runSpec{env: []string{sb.stateEnv}}, append([]string{"serve"}, args...)...)
+	cmd := sb.command(ctx, runSpec{env: append([]string{sb.stateEnv}, sb.daemonEnv...)}, append([]string{"serve"}, args...)...)
 	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	// From a locked thread: the daemon's parent-death signal follows the

@@ -13,9 +13,10 @@ import (
 // proxy for the next run whose Config has the same Key). ok is false for
 // a Config whose proxy holds what is its run's alone — an Asker's
 // answers, masked secrets — or what cannot be compared (a TLS client
-// configuration, a pool of roots): such a proxy serves its run only.
+// configuration, a pool of roots, a dialler): such a proxy serves its run
+// only.
 func (c *Config) Key() (key string, ok bool) {
-	if c.Ask != nil || c.Mask != nil || c.CA != nil || c.RootCAs != nil || c.Resolver != nil || c.InterfaceAddrs != nil {
+	if c.Ask != nil || c.Mask != nil || c.CA != nil || c.RootCAs != nil || c.Resolver != nil || c.InterfaceAddrs != nil || c.Dial != nil {
 		return "", false
 	}
 	type socket struct {

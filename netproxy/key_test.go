@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
+	"net"
 	"net/netip"
 	"net/url"
 	"reflect"
@@ -44,6 +46,9 @@ func TestConfigKey(t *testing.T) {
 		"RootCAs":        func(c *Config) { c.RootCAs = x509.NewCertPool() },
 		"Resolver":       func(c *Config) { c.Resolver = StaticResolver{} },
 		"InterfaceAddrs": func(c *Config) { c.InterfaceAddrs = func() []netip.Addr { return nil } },
+		"Dial": func(c *Config) {
+			c.Dial = func(context.Context, string, string) (net.Conn, error) { return nil, errors.New("no") }
+		},
 	}
 	// the run's own, reported to or attributed by the run, not decided
 	unkeyed := map[string]string{

@@ -11,8 +11,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -40,6 +43,10 @@ import (
 //	CORDON_IT_ESCAPE=inotify                make inotify instances, then watches, until it fails; print
 //	                                        how many, then "ready"; hold them
 //	CORDON_IT_ESCAPE=inotify-one            make one inotify instance and one watch
+//	CORDON_IT_ESCAPE=race-path OK BAD N     open(O_CREAT) a path N times while another thread flips
+//	                                        its bytes between OK and BAD (the same length or shorter)
+//	CORDON_IT_ESCAPE=race-dir DIR LINK NAME N  make DIR/NAME N times while another thread swaps
+//	                                        DIR and LINK (renameat2 RENAME_EXCHANGE)
 //	CORDON_IT_ESCAPE=pidfd PID              signal PID through a pidfd
 //	CORDON_IT_ESCAPE=front ADDR SNI HOST PATH  a tunnel to ADDR (through $HTTPS_PROXY's CONNECT
 //	                                        when set), TLS naming SNI (none: plain HTTP), GET PATH for HOST;
@@ -123,6 +130,12 @@ func escHelper(mode string, args []string) int {
 			try("inotify_add_watch", err)
 		}
 		return 0
+	case mode == "race-path" && len(args) == 3:
+		n, _ := strconv.Atoi(args[2])
+		return escRacePath(args[0], args[1], n)
+	case mode == "race-dir" && len(args) == 4:
+		n, _ := strconv.Atoi(args[3])
+		return escRaceDir(args[0], args[1], args[2], n)
 	case mode == "front" && len(args) == 4:
 		return escFront(args[0], args[1], args[2], args[3])
 	case mode == "shm-hold" && len(args) == 1:
@@ -607,5 +620,76 @@ func escInotify() int {
 	}
 	fmt.Printf("watches %d (%v)\nready\n", watches, err)
 	time.Sleep(time.Minute)
+	return 0
+}
+
+// atFDCWD is AT_FDCWD as a system call argument.
+var atFDCWD = uintptr(0xffffffffffffff9c)
+
+// escRacePath opens (O_CREAT) the path in one buffer n times, on one
+// thread, while another thread flips the buffer between ok and bad: a
+// supervisor that checks the path and then lets the kernel read it again
+// makes bad sooner or later.
+func escRacePath(ok, bad string, n int) int {
+	buf := make([]byte, max(len(ok), len(bad))+1)
+	set := func(p string) {
+		copy(buf, p)
+		clear(buf[len(p):])
+	}
+	set(ok)
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		for i := 0; !stop.Load(); i++ {
+			if i%2 == 0 {
+				set(bad)
+			} else {
+				set(ok)
+			}
+		}
+	}()
+	made := 0
+	for range n {
+		fd, _, e := unix.Syscall6(unix.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&buf[0])), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644, 0, 0)
+		if e == 0 {
+			unix.Close(int(fd))
+			made++
+		}
+	}
+	stop.Store(true)
+	<-done
+	_, err := os.Lstat(bad)
+	fmt.Printf("race-path: %d opens made something; %s made: %v\n", made, bad, err == nil)
+	return 0
+}
+
+// escRaceDir makes dir/name n times, on one thread, while another swaps
+// dir (a directory) and link (a symbolic link) again and again: a
+// supervisor that resolves the path, checks, and then has the kernel
+// resolve it again makes name where link leads.
+func escRaceDir(dir, link, name string, n int) int {
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		for !stop.Load() {
+			_ = unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE)
+		}
+	}()
+	made := 0
+	p := filepath.Join(dir, name)
+	for range n {
+		fd, err := unix.Open(p, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			unix.Close(fd)
+			made++
+		}
+	}
+	stop.Store(true)
+	<-done
+	fmt.Printf("race-dir: %d opens made something\n", made)
 	return 0
 }

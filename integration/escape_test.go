@@ -98,6 +98,9 @@ type escCase struct {
 	// dockerlike_test.go (TestEscapeInDocker), where it would prove
 	// nothing: the attack cannot get out there unguarded either.
 	notInDocker string
+	// guard: the system-call guard is what stops it, nothing after the
+	// run: with the guard off, it gets out (TestEscapeGuardOff).
+	guard bool
 }
 
 // Why cases do not run inside the docker-like container (notInDocker).
@@ -213,7 +216,7 @@ func (e *escEnv) settings(how runHow) string {
 	return fmt.Sprintf(`{"sandbox": {
   "filesystem": {"denyRead": ["~/.env", "//%s/**/.env"]},
   "network": {"allowedDomains": ["allowed.cordon-test"]}
-}, "cordon": {"serve": %t}}`, e.b.ws, how == warm)
+}, "cordon": {"serve": %t, "syscallGuard": %t}}`, e.b.ws, how == warm, how != unguardedSyscalls)
 }
 
 // newEscEnv makes the box of one run and plants what every case expects.
@@ -446,7 +449,7 @@ func absent(p string) []string {
 // allCases is the whole suite, in category order.
 func allCases() []escCase {
 	var out []escCase
-	for _, cs := range [][]escCase{writeCases(), readCases(), protectCases(), privCases(), procCases(), resourceCases(), localNetCases(), envCases(), toctouCases()} {
+	for _, cs := range [][]escCase{writeCases(), readCases(), protectCases(), privCases(), procCases(), resourceCases(), localNetCases(), envCases(), toctouCases(), guardCases()} {
 		out = append(out, cs...)
 	}
 	return out
@@ -527,12 +530,13 @@ func TestEscapeCanFail(t *testing.T) { everyCase(t, unguarded) }
 type runHow int
 
 const (
-	cold      runHow = iota // sandboxed by cordon run itself
-	warm                    // sandboxed through cordon serve
-	unguarded               // with the sandbox off
-	contained               // by cordon run in the container mode
-	inDocker                // by cordon run inside a docker-like container
-	dockerOff               // inside a docker-like container, with the sandbox off
+	cold              runHow = iota // sandboxed by cordon run itself
+	warm                            // sandboxed through cordon serve
+	unguarded                       // with the sandbox off
+	contained                       // by cordon run in the container mode
+	inDocker                        // by cordon run inside a docker-like container
+	dockerOff                       // inside a docker-like container, with the sandbox off
+	unguardedSyscalls               // by cordon run, the system-call guard off
 )
 
 // guarded reports whether cordon runs the attack.
@@ -552,7 +556,9 @@ func runCase(t *testing.T, c *caller, tc escCase, how runHow) {
 // judges it.
 func runCaseIn(t *testing.T, c *caller, tc escCase, how runHow, ctr *dockerLike) {
 	t.Helper()
-	guarded := how.guarded()
+	// The attack must get out where cordon does not run it, and where
+	// the guard alone stops it and is off.
+	guarded := how.guarded() && how != unguardedSyscalls
 	needs := slices.Clone(tc.needs)
 	for _, tool := range tc.tools {
 		needs = append(needs, needTool(tool))

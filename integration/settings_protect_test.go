@@ -75,6 +75,27 @@ func checkMoved(t *testing.T, r result, p string) string {
 	return ""
 }
 
+// noGuard is the flag of a run without the system-call guard
+// (cordon.syscallGuard false): the protections then rest on the mounts,
+// and on the scrub after the run for what the command made.
+func noGuard(b *box) []string {
+	return []string{"--settings", b.writeAt("no-guard.json", `{"cordon": {"syscallGuard": false}}`)}
+}
+
+// checkNotMade: p, which the command tried to make during the run, is not
+// on the host: refused when it was made, or made and moved aside when the
+// run ended (checkMoved then holds).
+func checkNotMade(t *testing.T, r result, p string) {
+	t.Helper()
+	if _, moved := moves(r.stderr)[p]; moved {
+		checkMoved(t, r, p)
+		return
+	}
+	if exists(p) {
+		t.Errorf("%s, made during the run, is on the host (%s), and cordon did not say it moved it\n%s", p, describe(p), r)
+	}
+}
+
 // describe says what is at a host path.
 func describe(p string) string {
 	fi, err := os.Lstat(p)
@@ -90,7 +111,8 @@ func describe(p string) string {
 // TestSettingsProtectedPaths: in the workspace and in an allowWrite
 // directory, the protected paths that exist cannot be written, removed or
 // renamed, nor their parent directories renamed; those the command
-// creates are moved aside when the run ends.
+// creates are refused when it makes them, and without the system-call
+// guard moved aside when the run ends.
 func TestSettingsProtectedPaths(t *testing.T) {
 	t.Parallel()
 	requires(t, needTool("git"))
@@ -153,6 +175,27 @@ func TestSettingsProtectedPaths(t *testing.T) {
 				b := newBox(t, c)
 				root, flags := protectedRoot(b, where)
 				var script strings.Builder
+				for _, p := range protectedPaths {
+					if p.dir {
+						fmt.Fprintf(&script, "mkdir -p %s && echo evil > %s/evil && echo MADE %s\n", p.rel, p.rel, p.rel)
+					} else {
+						fmt.Fprintf(&script, "mkdir -p %s && echo evil > %s && echo MADE %s\n", filepath.Dir(p.rel), p.rel, p.rel)
+					}
+				}
+				r := b.runSpec(runSpec{dir: root, flags: flags, args: []string{"sh", "-c", script.String()}})
+				for _, p := range protectedPaths {
+					if containsLine(r.stdout, "MADE "+p.rel) {
+						t.Errorf("%s was made: the guard refuses it when it is made\n%s", p.rel, r)
+					}
+					checkNotMade(t, r, filepath.Join(root, p.rel))
+				}
+			})
+
+			t.Run(where+"/missing, without the guard", func(t *testing.T) {
+				t.Parallel()
+				b := newBox(t, c)
+				root, flags := protectedRoot(b, where)
+				var script strings.Builder
 				script.WriteString("set -e\n")
 				for _, p := range protectedPaths {
 					if p.dir {
@@ -161,7 +204,7 @@ func TestSettingsProtectedPaths(t *testing.T) {
 						fmt.Fprintf(&script, "mkdir -p %s && echo evil > %s\n", filepath.Dir(p.rel), p.rel)
 					}
 				}
-				r := b.runSpec(runSpec{dir: root, flags: flags, args: []string{"sh", "-c", script.String()}})
+				r := b.runSpec(runSpec{dir: root, flags: append(flags, noGuard(b)...), args: []string{"sh", "-c", script.String()}})
 				if r.code != 0 {
 					t.Fatalf("creating the missing protected paths failed (nothing can keep a writable directory from gaining an entry):\n%s", r)
 				}
@@ -199,8 +242,9 @@ func TestSettingsProtectedPaths(t *testing.T) {
 					t.Errorf("~/%s (a settings file cordon reads) was rewritten from inside: %q\n%s", f, got, r)
 				}
 			}
-			// One that did not exist is moved aside like the others.
-			checkMoved(t, r, filepath.Join(b.home, files[2]))
+			// One that did not exist is refused, or moved aside, like the
+			// others.
+			checkNotMade(t, r, filepath.Join(b.home, files[2]))
 		})
 
 		// cordon reads its user settings from $XDG_CONFIG_HOME/cordon
@@ -257,58 +301,71 @@ func TestSettingsBareRepos(t *testing.T) {
 	t.Parallel()
 	requires(t, needTool("git"))
 	eachCaller(t, func(t *testing.T, c *caller) {
-		t.Run("planted in the workspace", func(t *testing.T) {
-			t.Parallel()
-			b := newBox(t, c)
-			marker := filepath.Join(b.dir, "fsmonitor-ran")
-			// The control: the same repository planted from the host
-			// makes git on the host run its config, so the marker can
-			// tell.
-			control := b.mkdirAt("control")
-			if out, err := b.hostShell(control, plantRepo("planted", marker, true)); err != nil {
-				t.Fatalf("plant the control: %v\n%s", err, out)
+		for _, guard := range []bool{true, false} {
+			name := "planted in the workspace"
+			if !guard {
+				name += ", without the guard"
 			}
-			_, _ = b.hostGit(filepath.Join(control, "planted"), "status")
-			if !exists(marker) {
-				t.Fatalf("the control: git on the host did not run the planted core.fsmonitor")
-			}
-			must(t, os.Remove(marker))
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				b := newBox(t, c)
+				marker := filepath.Join(b.dir, "fsmonitor-ran")
+				// The control: the same repository planted from the host
+				// makes git on the host run its config, so the marker can
+				// tell.
+				control := b.mkdirAt("control")
+				if out, err := b.hostShell(control, plantRepo("planted", marker, true)); err != nil {
+					t.Fatalf("plant the control: %v\n%s", err, out)
+				}
+				_, _ = b.hostGit(filepath.Join(control, "planted"), "status")
+				if !exists(marker) {
+					t.Fatalf("the control: git on the host did not run the planted core.fsmonitor")
+				}
+				must(t, os.Remove(marker))
 
-			for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
-				if out, err := b.hostGit(b.ws, args...); err != nil {
-					t.Fatalf("git %s: %v\n%s", args, err, out)
+				for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "init"}} {
+					if out, err := b.hostGit(b.ws, args...); err != nil {
+						t.Fatalf("git %s: %v\n%s", args, err, out)
+					}
 				}
-			}
-			script := strings.Join([]string{
-				"set -e",
-				"git commit -q --allow-empty -m inside",
-				plantRepo("evil", marker, true),
-				plantRepo("a/b/evil", marker, true), // the deepest that is searched
-				plantRepo("a/b/c/deep", marker, true),
-			}, "\n")
-			r := b.runSpec(runSpec{args: []string{"sh", "-c", script}, env: gitEnv()})
-			if r.code != 0 {
-				t.Fatalf("planting failed:\n%s", r)
-			}
-			for _, dir := range []string{"evil", "a/b/evil"} {
-				checkMoved(t, r, filepath.Join(b.ws, dir, "HEAD"))
-				_, _ = b.hostGit(filepath.Join(b.ws, dir), "status")
-				if exists(marker) {
-					t.Errorf("git on the host in %s ran the config of the repository planted there", dir)
-					must(t, os.Remove(marker))
+				// The guard refuses the last entry that makes a
+				// repository, at any depth; the scrub after the run finds
+				// those down to the third level.
+				dirs := []string{"evil", "a/b/evil"}
+				if guard {
+					dirs = append(dirs, "a/b/c/deep", "a/b/c/d/e/deeper")
 				}
-			}
-			if out, err := b.hostGit(b.ws, "log", "-1", "--format=%s"); err != nil || out != "inside\n" {
-				t.Errorf("the workspace's own repository: the commit made inside is not there (%v): %q\n%s", err, out, r)
-			}
-			if _, said := moves(r.stderr)[filepath.Join(b.ws, ".git/HEAD")]; said || !exists(filepath.Join(b.ws, ".git/HEAD")) {
-				t.Errorf("the workspace's own .git/HEAD was moved aside:\n%s", r)
-			}
-			// Known limit: the search stops 3 levels below each root.
-			_, _ = b.hostGit(filepath.Join(b.ws, "a/b/c/deep"), "status")
-			t.Logf("known limit: a bare repository planted 4 levels down: moved aside %v; git on the host ran its config: %v",
-				!exists(filepath.Join(b.ws, "a/b/c/deep/HEAD")), exists(marker))
-		})
+				script := []string{"git commit -q --allow-empty -m inside"}
+				for _, d := range dirs {
+					script = append(script, plantRepo(d, marker, true))
+				}
+				var flags []string
+				if !guard {
+					script = append([]string{"set -e"}, script...)
+					flags = noGuard(b)
+				}
+				r := b.runSpec(runSpec{flags: flags, args: []string{"sh", "-c", strings.Join(script, "\n")}, env: gitEnv()})
+				if !guard && r.code != 0 {
+					t.Fatalf("planting failed:\n%s", r)
+				}
+				for _, dir := range dirs {
+					if !guard {
+						checkMoved(t, r, filepath.Join(b.ws, dir, "HEAD"))
+					}
+					_, _ = b.hostGit(filepath.Join(b.ws, dir), "status")
+					if exists(marker) {
+						t.Errorf("git on the host in %s ran the config of the repository planted there\n%s", dir, r)
+						must(t, os.Remove(marker))
+					}
+				}
+				if out, err := b.hostGit(b.ws, "log", "-1", "--format=%s"); err != nil || out != "inside\n" {
+					t.Errorf("the workspace's own repository: the commit made inside is not there (%v): %q\n%s", err, out, r)
+				}
+				if _, said := moves(r.stderr)[filepath.Join(b.ws, ".git/HEAD")]; said || !exists(filepath.Join(b.ws, ".git/HEAD")) {
+					t.Errorf("the workspace's own .git/HEAD was moved aside:\n%s", r)
+				}
+			})
+		}
 
 		// The workspace had no repository; the command makes .git a
 		// file pointing at a git directory it planted. The next git
@@ -319,10 +376,9 @@ func TestSettingsBareRepos(t *testing.T) {
 			t.Parallel()
 			b := newBox(t, c)
 			marker := filepath.Join(b.dir, "fsmonitor-ran")
-			r := b.sh(plantRepo("vendor/x/.git", marker, false) + ` && echo "gitdir: vendor/x/.git" > .git`)
-			if r.code != 0 {
-				t.Fatalf("planting failed:\n%s", r)
-			}
+			// (The guard refuses vendor/x/.git and the .git file; without
+			// it, the .git file is moved aside after the run.)
+			r := b.sh(plantRepo("vendor/x/.git", marker, false) + ` ; echo "gitdir: vendor/x/.git" > .git`)
 			out, _ := b.hostGit(b.ws, "status")
 			if exists(marker) {
 				t.Errorf("git on the host in the workspace ran the config of a git directory the command planted and pointed .git at "+
@@ -362,7 +418,7 @@ func TestSettingsGlobProtection(t *testing.T) {
 				t.Errorf("an existing match of a denyWrite glob changed on the host: %q\n%s", got, r)
 			}
 			for _, p := range []string{"fresh.pem", "keys/k.pem", "renamed.pem", "certs/sub/deep.pem"} {
-				checkMoved(t, r, filepath.Join(b.ws, p))
+				checkNotMade(t, r, filepath.Join(b.ws, p))
 			}
 			if readFile(filepath.Join(b.ws, "keys/readme.txt")) != "ok\n" {
 				t.Errorf("a new file not matching the glob was moved or not written:\n%s", r)
@@ -499,7 +555,7 @@ func TestSettingsWorktree(t *testing.T) {
 		if got := readFile(gitFile); got != gitFileBefore {
 			t.Errorf("the worktree's .git file changed: %q\n%s", got, r)
 		}
-		checkMoved(t, r, filepath.Join(wtDir, "config.worktree"))
+		checkNotMade(t, r, filepath.Join(wtDir, "config.worktree"))
 	})
 }
 

@@ -115,6 +115,38 @@ func TestUntrustedSwitches(t *testing.T) {
 	}
 }
 
+// TestSyscallGuard: the system-call guard is on unless the user's (or a
+// trusted workspace's) settings turn it off; an untrusted workspace's
+// cannot.
+func TestSyscallGuard(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, ws string
+		want           bool
+	}{
+		{"default", ``, ``, true},
+		{"off by the user", `{"cordon": {"syscallGuard": false}}`, ``, false},
+		{"off by an untrusted workspace", ``, `{"cordon": {"syscallGuard": false}}`, true},
+		{"on by an untrusted workspace", `{"cordon": {"syscallGuard": false}}`, `{"cordon": {"syscallGuard": true}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			if tc.user != "" {
+				fsys["home/u/.config/cordon/settings.json"] = &fstest.MapFile{Data: []byte(tc.user)}
+			}
+			if tc.ws != "" {
+				fsys["ws/.cordon/settings.json"] = &fstest.MapFile{Data: []byte(tc.ws)}
+			}
+			p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.SyscallGuard != tc.want {
+				t.Errorf("SyscallGuard = %v, want %v", p.SyscallGuard, tc.want)
+			}
+		})
+	}
+}
+
 // TestLimitsBad: a limit that cannot be read exactly is an error, never
 // no limit.
 func TestLimitsBad(t *testing.T) {

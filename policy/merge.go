@@ -146,6 +146,7 @@ func (m *merger) untrusted(l *layer) {
 		{"cordon.containerMode", &l.containerMode, false},
 		{"cordon.acceptUnconfined", &l.acceptUnconfined, false},
 		{"cordon.caches.enabled", &l.caches, false},
+		{"cordon.syscallGuard", &l.syscallGuard, true},
 	}, untrustedReason)
 	// The user's disk, not a cloned repository's to size.
 	if l.cachesMaxSize != nil {
@@ -503,6 +504,7 @@ func (m *merger) apply(l *layer) {
 		"cordon.requireFullSandbox": l.requireFull, "cordon.containerMode": l.containerMode,
 		"cordon.acceptUnconfined": l.acceptUnconfined, "sandbox.enableWeakerNetworkIsolation": l.weakerNetwork, "cordon.caches.enabled": l.caches,
 		"sandbox.network.requireHostMatch": l.requireHostMatch, "sandbox.network.refuseOpaqueTunnels": l.refuseOpaqueTunnels,
+		"cordon.syscallGuard": l.syscallGuard,
 	} {
 		if s == nil {
 			continue
@@ -712,6 +714,7 @@ func (m *merger) finish(layers []*layer) {
 		p.Caches.MaxAge = s.V
 		rep.Values = append(rep.Values, ValueReport{Key: "cordon.caches.maxAge", Value: s.V.String(), Source: s.Src.String()})
 	}
+	p.SyscallGuard = flag("cordon.syscallGuard", true)
 	p.Sandbox.ExcludedCommands = values("sandbox.excludedCommands")
 	if len(m.ignore) > 0 {
 		p.Sandbox.IgnoreViolations = map[string][]string{}

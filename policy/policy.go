@@ -103,6 +103,10 @@ type Policy struct {
 	Serve bool
 	// Caches are the package managers' caches (cordon.caches).
 	Caches Caches
+	// SyscallGuard refuses, at the system call, to make the names the
+	// policy protects or denies below the writable roots, at any depth
+	// (cordon.syscallGuard; on by default).
+	SyscallGuard bool
 	// Trusted is set when the user trusts the workspace (cordon trust):
 	// only then may its own settings files widen the sandbox.
 	Trusted bool

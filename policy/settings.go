@@ -79,7 +79,7 @@ type layer struct {
 	enabled, failIfUnavailable, autoAllowBash, allowUnsandboxed *setting[bool]
 	allowAllUnixSockets, allowLocalBinding, allowGitConfig      *setting[bool]
 	weakerNested, nestedUserNS, allowSocketpair, weakerNetwork  *setting[bool]
-	serve                                                       *setting[bool]
+	serve, syscallGuard                                         *setting[bool]
 	requireFull, containerMode, acceptUnconfined                *setting[bool]
 	caches                                                      *setting[bool]
 	cachesMaxSize                                               *setting[int64]

@@ -15,7 +15,7 @@ func (d *decoder) cordon(n *node) error {
 	keys := []string{"mode", "env", "limits", "trustedWorkspaces", "allowManagedDomainsOnly",
 		"allowManagedReadPathsOnly", "allowManagedWritePathsOnly", "allowManagedPermissionRulesOnly",
 		"allowSocketpair", "askCommand", "hooks", "serve", "requireFullSandbox", "containerMode", "acceptUnconfined", "caches",
-		"httpProxyPort", "socksProxyPort"}
+		"httpProxyPort", "socksProxyPort", "syscallGuard"}
 	o, err := d.object(n, "cordon", true)
 	if err != nil {
 		return err
@@ -79,6 +79,8 @@ func (d *decoder) cordon(n *node) error {
 			l.httpProxyPort, err = d.port(v, "cordon.httpProxyPort")
 		case "socksProxyPort":
 			l.socksProxyPort, err = d.port(v, "cordon.socksProxyPort")
+		case "syscallGuard":
+			l.syscallGuard, err = d.boolean(v, "cordon.syscallGuard")
 		}
 		return err
 	})

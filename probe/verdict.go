@@ -115,6 +115,9 @@ var checks = []check{
 	{"landlock", "Landlock", Degraded,
 		"no Landlock: no second, inode-based file-system layer",
 		func(r *Result) *Feature { return &r.Landlock.Feature }},
+	{"seccomp.guard", "system-call guard", Degraded,
+		"no system-call guard: the names the policy protects or denies are only protected where they exist when a run starts, and moved aside after it where it makes them",
+		func(r *Result) *Feature { return guardFeature(r) }},
 	{"cgroups.create", "cgroups", Degraded,
 		"no cgroup limits",
 		func(r *Result) *Feature { return &r.Cgroups.Create }},
@@ -124,6 +127,19 @@ var checks = []check{
 		func(r *Result) *Feature { return &r.Pidfd }},
 	{"clone3IntoCgroup", "clone3 into a cgroup", "", "",
 		func(r *Result) *Feature { return &r.Clone3IntoCgroup }},
+}
+
+// guardFeature returns the system-call guard as a Feature: user
+// notification with descriptors installed and answered at once
+// (SECCOMP_ADDFD_FLAG_SEND) and killable waits, Linux 5.19.
+func guardFeature(r *Result) *Feature {
+	if f := notifyFeature(r); !f.Available {
+		return f
+	}
+	if !kernelAtLeast(r.Kernel, 5, 19) {
+		return &Feature{Step: StepUntested, Error: "needs Linux 5.19", Cause: CauseKernelTooOld}
+	}
+	return &Feature{Available: true}
 }
 
 // notifyFeature returns user notification as a Feature.
@@ -366,6 +382,8 @@ func kernelFeature(key string) string {
 		return "seccomp filters (CONFIG_SECCOMP_FILTER)"
 	case "seccomp.userNotify":
 		return "seccomp user notification (Linux 5.0)"
+	case "seccomp.guard":
+		return "seccomp user notification that installs descriptors and waits killably (Linux 5.19)"
 	case "landlock":
 		return "Landlock (CONFIG_SECURITY_LANDLOCK, Linux 5.13)"
 	case "pidfd":

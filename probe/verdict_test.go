@@ -139,6 +139,9 @@ func golden(t *testing.T, name string, got []byte) {
 
 // TestAssessCases changes one fact of a system that has everything (cgroup
 // v2 with a delegated subtree) and checks what the verdict makes of it.
+// guardLost is what a run loses without the system-call guard.
+const guardLost = "no system-call guard: the names the policy protects or denies are only protected where they exist when a run starts, and moved aside after it where it makes them"
+
 func TestAssessCases(t *testing.T) {
 	eperm := Feature{Step: "clone", Errno: "EPERM", Error: "operation not permitted"}
 	allNamespaces := func(r *Result, f Feature) {
@@ -166,8 +169,8 @@ func TestAssessCases(t *testing.T) {
 			r.Host.LSMs = nil
 			r.Landlock = Landlock{Feature: Feature{Step: "landlock_create_ruleset", Errno: "ENOSYS"}}
 		}, summary{Level: Degraded,
-			Lost:     []string{"no Landlock: no second, inode-based file-system layer"},
-			Problems: []string{"degraded kernel-too-old: landlock"}},
+			Lost:     []string{"no Landlock: no second, inode-based file-system layer", guardLost},
+			Problems: []string{"degraded kernel-too-old: landlock seccomp.guard"}},
 			"Linux 5.13"},
 		{"landlock blocked by an outer filter", func(r *Result) {
 			r.Host.SeccompFilters = 1
@@ -255,22 +258,28 @@ func TestAssessCases(t *testing.T) {
 			r.Kernel = "5.10.0"
 			r.MountNamespace = Feature{Step: "mount_setattr", Errno: "ENOSYS"}
 		}, summary{Level: ContainerMode,
-			Lost:     containerLost(Result{Landlock: Landlock{ABI: 4}}),
-			Problems: []string{"unavailable kernel-too-old: mountNamespace"}},
+			Lost:     append(containerLost(Result{Landlock: Landlock{ABI: 4}}), guardLost),
+			Problems: []string{"unavailable kernel-too-old: mountNamespace seccomp.guard"}},
 			"mount_setattr"},
 		{"user notification taken", func(r *Result) {
 			r.Seccomp.UserNotify = false
 			r.Seccomp.UserNotifyFailure = &Feature{Step: "seccomp new listener", Errno: "EBUSY"}
 		}, summary{Level: Degraded,
-			Lost:     []string{"no seccomp user notification: refused system calls cannot be reported"},
-			Problems: []string{"degraded seccomp-listener-exists: seccomp.userNotify"}},
+			Lost:     []string{"no seccomp user notification: refused system calls cannot be reported", guardLost},
+			Problems: []string{"degraded seccomp-listener-exists: seccomp.userNotify seccomp.guard"}},
 			""},
+		{"kernel before 5.19: no system-call guard", func(r *Result) {
+			r.Kernel = "5.15.0-91-generic"
+		}, summary{Level: Degraded,
+			Lost:     []string{guardLost},
+			Problems: []string{"degraded kernel-too-old: seccomp.guard"}},
+			"Linux 5.19"},
 		{"no seccomp", func(r *Result) {
 			r.Seccomp = Seccomp{Feature: Feature{Step: "seccomp", Errno: "EINVAL"}, Actions: []string{}, Flags: []string{}}
 		}, summary{Level: Degraded,
 			Lost: []string{"no seccomp filter: system calls are not restricted (sockets to host daemons, io_uring, ptrace, ...)",
-				"no seccomp user notification: refused system calls cannot be reported"},
-			Problems: []string{"degraded kernel-config: seccomp seccomp.userNotify"}},
+				"no seccomp user notification: refused system calls cannot be reported", guardLost},
+			Problems: []string{"degraded kernel-config: seccomp seccomp.userNotify seccomp.guard"}},
 			"CONFIG_SECCOMP_FILTER"},
 		{"built without libseccomp", func(r *Result) {
 			r.Libseccomp = Libseccomp{}

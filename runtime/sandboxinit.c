@@ -170,6 +170,9 @@ struct program {
 	struct sock_fprog prog;
 };
 
+/* Only with a listener: the init's own copy has none. */
+#define CORDON_SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+
 /* The kernel's limit, with room for cordon's ENOSYS prologue. */
 #define MAX_INSNS 8192
 
@@ -1421,7 +1424,8 @@ static int sandbox_init(int argc, char **argv, char **envp)
 	/* The init is as confined as the command, before the command runs
 	 * (its notifying system calls, none of which it makes, would fail
 	 * with ENOSYS: the listener is the command's). */
-	if (progp && install(progp, progp->flags & ~(unsigned long)SECCOMP_FILTER_FLAG_NEW_LISTENER) < 0) {
+	if (progp && install(progp, progp->flags & ~(unsigned long)(SECCOMP_FILTER_FLAG_NEW_LISTENER |
+								     CORDON_SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)) < 0) {
 		fail("seccomp", errno);
 		kill(pid, SIGKILL);
 		return 125;

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	libseccomp "github.com/seccomp/libseccomp-golang"
@@ -35,6 +36,17 @@ func Check(p *specs.LinuxSeccomp) error {
 // program behind the ENOSYS stub, and the flags it would pass to
 // seccomp(2). It refuses a program longer than the kernel takes.
 func build(p *specs.LinuxSeccomp) (Program, error) {
+	// SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV is a flag of seccomp(2), not
+	// of the program, which libseccomp before 2.6 (Debian 12's 2.5.4)
+	// refuses to carry: it is passed on here instead.
+	waitKill := p != nil && slices.Contains(p.Flags, specs.LinuxSeccompFlagWaitKillableRecv)
+	if waitKill {
+		q := *p
+		q.Flags = slices.DeleteFunc(slices.Clone(p.Flags), func(f specs.LinuxSeccompFlag) bool {
+			return f == specs.LinuxSeccompFlagWaitKillableRecv
+		})
+		p = &q
+	}
 	f, err := compile(p)
 	if err != nil {
 		return Program{}, err
@@ -47,6 +59,12 @@ func build(p *specs.LinuxSeccomp) (Program, error) {
 	flags, err := filterFlags(p, f)
 	if err != nil {
 		return Program{}, fmt.Errorf("compile seccomp profile: %w", err)
+	}
+	if waitKill {
+		if flags&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER == 0 {
+			return Program{}, fmt.Errorf("compile seccomp profile: %s without a notifying rule: %w", specs.LinuxSeccompFlagWaitKillableRecv, errors.ErrUnsupported)
+		}
+		flags |= unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 	}
 	stub, err := enosysStub(p)
 	if err != nil {

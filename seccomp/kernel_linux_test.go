@@ -33,7 +33,7 @@ const (
 	envNoFilter   = "CORDON_SECCOMP_TEST_NOFILTER"   // "1": load no filter (control runs)
 	envExec       = "CORDON_SECCOMP_TEST_EXEC"       // program for the "exec" call
 	envLoader     = "CORDON_SECCOMP_TEST_LOADER"     // a key of loaders; empty means "libseccomp"
-	envNotify     = "CORDON_SECCOMP_TEST_NOTIFY"     // "refusals", "writes" or "reads": the Notify options
+	envNotify     = "CORDON_SECCOMP_TEST_NOTIFY"     // "refusals", "writes", "reads" or "guard": the Notify options
 )
 
 // loaders install a profile into the calling thread (at least) of the
@@ -156,6 +156,7 @@ func loadProfile() error {
 		Notify:          notify != "",
 		NotifyWrites:    notify == "writes",
 		NotifyReads:     notify == "reads",
+		Guard:           notify == "guard",
 	})
 	if err != nil {
 		return err

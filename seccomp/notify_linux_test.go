@@ -45,6 +45,17 @@ func init() {
 	calls["unlinkat-nowhere"] = func(fx *fixtures) error {
 		return sys(false, unix.SYS_UNLINKAT, atFDCWD, cstr(fx.nowhere), 0)
 	}
+	calls["renameat-nowhere"] = func(fx *fixtures) error {
+		return sys(false, unix.SYS_RENAMEAT, atFDCWD, cstr(fx.nowhere), atFDCWD, cstr(fx.nowhere+"2"))
+	}
+	calls["openat2-read"] = func(*fixtures) error {
+		how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC}
+		return sys(true, unix.SYS_OPENAT2, atFDCWD, cstr("/proc/self/status"), addr(&how), unsafe.Sizeof(how))
+	}
+	calls["umask"] = func(*fixtures) error {
+		// umask cannot fail: an error is the supervisor's answer
+		return sys(false, unix.SYS_UMASK, 0o22)
+	}
 }
 
 // loadNotifying starts the supervisor thread, then installs Compile's
@@ -166,6 +177,19 @@ func TestKernelNotify(t *testing.T) {
 		{"writes", "openat-read-high", false, false, none},
 		{"writes", "read", false, false, none},
 		{"writes", "mount", false, true, notifyMarker},
+		// guard: what makes a name stops (the supervisor here lets it
+		// continue), openat2 is not there, umask stops; reads, removals
+		// and writes by descriptor do not stop
+		{"guard", "openat-tmpfile", false, true, none},
+		{"guard", "mkdirat-nowhere", false, true, unix.ENOENT},
+		{"guard", "renameat-nowhere", false, true, unix.ENOENT},
+		{"guard", "umask", false, true, notifyMarker},
+		{"guard", "openat2-read", false, false, unix.ENOSYS},
+		{"guard", "unlinkat-nowhere", false, false, unix.ENOENT},
+		{"guard", "openat", false, false, none},
+		{"guard", "openat-read-high", false, false, none},
+		{"guard", "write", false, false, none},
+		{"guard", "mount", false, true, notifyMarker},
 		// reads: every open stops
 		{"reads", "openat", false, true, none},
 		{"reads", "openat-tmpfile", false, true, none},

@@ -87,6 +87,40 @@ type Options struct {
 	// NoTCP refuses AF_INET and AF_INET6 sockets altogether: a contained
 	// command on a kernel whose Landlock has no TCP rules (ABI < 4).
 	NoTCP bool
+	// Guard makes the system calls that make a name (Creates) and open
+	// and openat with write access, O_CREAT or O_TRUNC SCMP_ACT_NOTIFY,
+	// for a supervisor that performs each on the process's behalf and
+	// refuses the names the policy protects: it never lets one continue,
+	// which would have the kernel read the path again, after the check,
+	// from memory the process may have changed. openat2, whose flags lie
+	// behind a pointer a filter cannot read, fails with ENOSYS, as on a
+	// kernel before 5.6, so that callers fall back to openat; umask
+	// notifies, for the supervisor to create with the process's. The
+	// filter waits killably once the supervisor has received a
+	// notification (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, Linux 5.19):
+	// a signal handler must not restart a call the supervisor has made
+	// already. A profile with Guard must only run with a supervisor.
+	Guard bool
+}
+
+// GuardKernel reports whether a kernel of the release (as uname -r prints
+// it; "" for an unknown one, taken as new) runs a Guard profile: the
+// supervisor installs descriptors and answers at once
+// (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), and the filter waits killably
+// (Linux 5.19).
+func GuardKernel(release string) bool {
+	v, err := parseKernel(release)
+	if err != nil {
+		return false
+	}
+	return v == nil || v.Kernel > 5 || v.Kernel == 5 && v.Major >= 19
+}
+
+// Creates are the system calls Guard stops always: each makes a name (a
+// file, directory, node, link) or moves one.
+var Creates = []string{
+	"creat", "mkdir", "mkdirat", "mknod", "mknodat", "link", "linkat", "symlink", "symlinkat",
+	"rename", "renameat", "renameat2",
 }
 
 // Writes are the system calls NotifyWrites stops: those that change the
@@ -335,7 +369,7 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 	// supervisor lets a notified call continue, which must never allow a
 	// call the profile refuses.
 	var writes, opens []string
-	if o.NotifyWrites || o.NotifyReads {
+	if o.NotifyWrites || o.NotifyReads || o.Guard {
 		allowed := map[string]bool{}
 		for _, rule := range p.Syscalls {
 			if rule.Action == specs.ActAllow && len(rule.Args) == 0 {
@@ -344,7 +378,18 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 				}
 			}
 		}
-		writes = slices.DeleteFunc(slices.Clone(Writes), func(n string) bool { return !allowed[n] })
+		var stopped []string
+		if o.NotifyWrites || o.NotifyReads {
+			stopped = slices.Clone(Writes)
+		}
+		if o.Guard {
+			for _, n := range append(slices.Clone(Creates), "openat2", "umask") {
+				if !slices.Contains(stopped, n) {
+					stopped = append(stopped, n)
+				}
+			}
+		}
+		writes = slices.DeleteFunc(stopped, func(n string) bool { return !allowed[n] })
 		for _, name := range slices.Sorted(maps.Keys(openFlags)) {
 			if allowed[name] {
 				opens = append(opens, name)
@@ -432,7 +477,7 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 		p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: opens, Action: specs.ActNotify})
 		opens = nil
 	}
-	if o.NotifyWrites || o.NotifyReads {
+	if o.NotifyWrites || o.NotifyReads || o.Guard {
 		// Every open is allowed or notified, never refused: the allow
 		// rule takes the flags with none of the write bits, the notify
 		// rules (one per condition, their union) the rest.
@@ -446,11 +491,22 @@ func tighten(p *specs.LinuxSeccomp, o Options) {
 				p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{name}, Action: specs.ActNotify, Args: []specs.LinuxSeccompArg{cond}})
 			}
 		}
+		if o.Guard && slices.Contains(writes, "openat2") {
+			writes = slices.DeleteFunc(writes, func(n string) bool { return n == "openat2" })
+			enosys := uint(enosysErrno)
+			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: []string{"openat2"}, Action: specs.ActErrno, ErrnoRet: &enosys})
+		}
 		if len(writes) > 0 {
 			p.Syscalls = append(p.Syscalls, specs.LinuxSyscall{Names: writes, Action: specs.ActNotify})
 		}
 	}
+	if o.Guard {
+		p.Flags = append(p.Flags, specs.LinuxSeccompFlagWaitKillableRecv)
+	}
 }
+
+// enosysErrno is ENOSYS, the same on every GOARCH in platforms.
+const enosysErrno = 38
 
 // allow is a rule allowing name when every arg holds.
 func allow(name string, args ...specs.LinuxSeccompArg) specs.LinuxSyscall {
@@ -501,6 +557,14 @@ func low32Except(index uint, refused []uint32) []specs.LinuxSeccompArg {
 	}
 	walk(0, 0, 31, refused)
 	return out
+}
+
+// IsCreate reports whether name is one of the system calls a Guard
+// supervisor performs for the process: Creates, and open and openat (which
+// notify only with write access, O_CREAT or O_TRUNC).
+func IsCreate(name string) bool {
+	_, open := openFlags[name]
+	return open || slices.Contains(Creates, name)
 }
 
 // IsFileAccess reports whether name is one of the system calls

@@ -159,6 +159,10 @@ func containerOpts(p *policy.Policy, req Request, pr probe.Result, pl plan, prof
 			AnnotationSandbox:   ModeContainer,
 		}),
 		WithScrub(pl.scrub),
+		// The guard is the only layer that keeps the protected paths of a
+		// writable root from being made or written during the run here:
+		// Landlock grants the root whole.
+		WithGuard(pl.guard),
 	}
 }
 

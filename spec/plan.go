@@ -27,6 +27,9 @@ type plan struct {
 	checks []mounts.Check
 	// env are the variables of the package caches' redirects.
 	env []string
+	// guard is what the runtime refuses to let the command make below
+	// the writable roots; nil without writable roots.
+	guard *Guard
 }
 
 // Scrub is what the runtime clears after a run (AnnotationScrub): what
@@ -276,6 +279,9 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// the workspace, cordon's own state in a workspace holding it).
 	hidden := hiddenBy(fsys, denyRead, allowRead, writable, req.Host.State)
 	prot.Drop(hidden)
+	if p.SyscallGuard {
+		pl.guard = guardFor(p, writable, prot.Roots, inWritable, inGitDir, ownPaths(p, req))
+	}
 	// A worktree's or submodule's real git directory is writable too, or
 	// git could not commit there; its hooks and config are protected.
 	writable = append(writable, prot.Roots...)
@@ -550,18 +556,20 @@ func outermost(ps []string) []string {
 // Where the kernel has user notification (and cordon does not already run
 // under a filter with a listener, which would make a second one fail), the
 // refusals cordon records notify the runtime, and so do the file accesses
-// rec asks for.
-func seccompProfile(p *policy.Policy, req Request, pr probe.Result) (*specs.LinuxSeccomp, error) {
+// rec asks for, and with guard (and a kernel for it) the calls the guard
+// performs, which guarded then says.
+func seccompProfile(p *policy.Policy, req Request, pr probe.Result, guard bool) (profile *specs.LinuxSeccomp, guarded bool, err error) {
 	rec := req.Record
 	probed := !pr.ProbedAt.IsZero()
 	if probed && !pr.Seccomp.Available {
-		return nil, nil
+		return nil, false, nil
 	}
 	notify := !probed || pr.Seccomp.UserNotify
 	if !notify && (rec.Writes || rec.Reads) {
-		return nil, fmt.Errorf("%w: recording file accesses needs seccomp user notification, which this machine does not have (see cordon doctor)", ErrInvalid)
+		return nil, false, fmt.Errorf("%w: recording file accesses needs seccomp user notification, which this machine does not have (see cordon doctor)", ErrInvalid)
 	}
-	return seccomp.Profile(seccomp.Options{
+	guarded = guard && notify && seccomp.GuardKernel(pr.Kernel)
+	profile, err = seccomp.Profile(seccomp.Options{
 		Arch: pr.Arch, KernelVersion: pr.Kernel, AllowSocketpair: p.Sandbox.AllowSocketpair,
 		AllowUnixSockets:    p.Network.AllowAllUnixSockets,
 		AllowUserNamespaces: p.Sandbox.AllowNestedUserNamespaces,
@@ -570,7 +578,9 @@ func seccompProfile(p *policy.Policy, req Request, pr probe.Result) (*specs.Linu
 		// contained command's connections to the proxy.
 		NoTCP:  req.Mode == ModeContainer && probed && pr.LandlockABI() < 4,
 		Notify: notify, NotifyWrites: rec.Writes || rec.Reads, NotifyReads: rec.Reads,
+		Guard: guarded,
 	})
+	return profile, guarded, err
 }
 
 // HostAsCommand is the host's file system as the sandboxed command of a

@@ -207,9 +207,12 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 	if err != nil {
 		return nil, err
 	}
-	profile, err := seccompProfile(p, req, pr)
+	profile, guarded, err := seccompProfile(p, req, pr, plan.guard != nil)
 	if err != nil {
 		return nil, err
+	}
+	if !guarded || req.Mode == ModeUnconfined {
+		plan.guard = nil
 	}
 	if req.Mode != ModeFull {
 		return containerOpts(p, req, pr, plan, profile), nil
@@ -236,6 +239,7 @@ func Opts(p *policy.Policy, req Request, pr probe.Result) ([]Opt, error) {
 		}),
 		withHostProcAnnotation(req.HostProc),
 		WithScrub(plan.scrub),
+		WithGuard(plan.guard),
 	}, nil
 }
 

@@ -346,6 +346,8 @@ func TestSeccompNotify(t *testing.T) {
 		pr.Seccomp = probe.Seccomp{Feature: probe.Feature{Available: true}, UserNotify: notify}
 		return pr
 	}
+	old := probed(true)
+	old.Kernel = "5.15.0"
 	tests := []struct {
 		name   string
 		probe  probe.Result
@@ -355,8 +357,10 @@ func TestSeccompNotify(t *testing.T) {
 		notified, quiet []string
 		err             bool
 	}{
-		{"unprobed", amd64, Record{}, []string{"mount", "socket", "ptrace"}, []string{"openat", "mkdir", "unlink"}, false},
-		{"user notification", probed(true), Record{}, []string{"mount", "socket", "unshare"}, []string{"openat", "mkdir", "read"}, false},
+		// the guard: what makes a name stops, and umask
+		{"unprobed", amd64, Record{}, []string{"mount", "socket", "ptrace", "openat", "mkdirat", "renameat2", "umask"}, []string{"unlink", "read", "openat2"}, false},
+		{"user notification", probed(true), Record{}, []string{"mount", "socket", "unshare", "openat", "mkdir", "symlinkat", "linkat"}, []string{"unlinkat", "read", "utimensat"}, false},
+		{"kernel before 5.19", old, Record{}, []string{"mount", "socket"}, []string{"openat", "mkdir", "renameat2", "umask"}, false},
 		{"no user notification", probed(false), Record{}, nil, []string{"mount", "socket", "openat"}, false},
 		{"record writes", probed(true), Record{Writes: true}, []string{"mount", "openat", "mkdir", "unlinkat", "renameat2", "utimensat"}, []string{"read", "stat", "execve"}, false},
 		{"record reads", probed(true), Record{Reads: true}, []string{"openat", "open", "mkdirat"}, []string{"read", "execve"}, false},
@@ -394,6 +398,10 @@ func TestSeccompNotify(t *testing.T) {
 				if notifying[n] {
 					t.Errorf("%s notifies", n)
 				}
+			}
+			_, guard := s.Annotations[AnnotationGuard]
+			if guard != notifying["mkdirat"] {
+				t.Errorf("guard annotation: %v, mkdirat notifies: %v", guard, notifying["mkdirat"])
 			}
 			hasFD := slices.Contains(s.Process.Args, "--notify-fd=7")
 			if hasFD != (len(notifying) > 0) {

@@ -279,7 +279,9 @@ func mountPlan(p *policy.Policy, req Request, fsys fs.FS) (plan, error) {
 	// the workspace, cordon's own state in a workspace holding it).
 	hidden := hiddenBy(fsys, denyRead, allowRead, writable, req.Host.State)
 	prot.Drop(hidden)
-	if p.SyscallGuard {
+	// (Not with nested namespaces: a process of the command could have a
+	// root and mounts of its own, which the guard's paths do not know.)
+	if p.SyscallGuard && !p.Sandbox.AllowNestedUserNamespaces {
 		pl.guard = guardFor(p, writable, prot.Roots, inWritable, inGitDir, ownPaths(p, req))
 	}
 	// A worktree's or submodule's real git directory is writable too, or

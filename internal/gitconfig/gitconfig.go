@@ -1,7 +1,12 @@
 // Package gitconfig reads what the sandbox layers need of a repository's
 // git config: where it sends git for hooks (core.hooksPath) and which
-// files it includes. mounts protects them on Linux and darwin in the
-// Seatbelt profile; both read them the same way.
+// files it includes (HooksPaths, a lenient reading: mounts protects them
+// on Linux and darwin in the Seatbelt profile, both the same way); and
+// whether a sandboxed command may leave a config as it would (Check: a
+// strict reading, exactly git's, and a list of the variables git writes
+// in ordinary work, none of which runs a command). It does not know where
+// a config lies nor who wrote it: the runtime's guard calls Check when git
+// renames config.lock onto config, and writes the bytes Check accepted.
 package gitconfig
 
 import (

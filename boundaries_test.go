@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	// substitution on the wire (a leaf under netproxy).
 	"netproxy/mask": {},
 	"probe":         {"internal/paths"},
-	"runtime":       {"spec", "seccomp", "netproxy", "probe", "caches", "internal/dirent", "internal/stack", "internal/paths", "internal/access"},
+	"runtime":       {"spec", "seccomp", "netproxy", "probe", "caches", "internal/dirent", "internal/stack", "internal/paths", "internal/access", "internal/gitconfig"},
 	"darwin":        {"policy", "internal/paths", "internal/gitconfig"},
 	// serve: cordon serve's daemon, its pool, its protocol and its client.
 	"serve": {"runtime"},
@@ -39,7 +39,8 @@ var allowed = map[string][]string{
 	// (a leaf).
 	"internal/paths": {},
 	// internal/gitconfig: a repository's core.hooksPath and included
-	// files, for mounts and darwin (a leaf).
+	// files, for mounts and darwin, and which configs a sandboxed command
+	// may write, for runtime (a leaf).
 	"internal/gitconfig": {},
 	// caches: where package managers keep what they download, and how
 	// each is made writable without the host's.

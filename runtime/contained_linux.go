@@ -77,10 +77,14 @@ func runContained(ctx context.Context, s *specs.Spec, o Options) (status int, er
 			return 0, err
 		}
 	}
+	var sv *supervisor // (made below, checked with the rest)
 	undo = append(undo, func() {
 		// What appeared goes first (a changed nested name is moved
 		// aside), then what was there comes back.
 		for _, msg := range scrub(s, o.ID, since) {
+			note(o, msg)
+		}
+		for _, msg := range sv.checkMade(o.ID) {
 			note(o, msg)
 		}
 		for _, msg := range snap.restore() {
@@ -140,7 +144,7 @@ func runContained(ctx context.Context, s *specs.Spec, o Options) (status int, er
 	if rules != nil {
 		undo = append(undo, func() { rules.Close() })
 	}
-	sv, err := newSupervisor(s, record.rec)
+	sv, err = newSupervisor(s, record.rec)
 	if err != nil {
 		return 0, err
 	}
@@ -349,5 +353,5 @@ func recordProtected(s *specs.Spec, id string) (*protectedSnapshot, error) {
 			return nil, fmt.Errorf("protected paths: %w", err)
 		}
 	}
-	return snapshotProtected(sc.Protected, id)
+	return snapshotProtected(sc.Protected, sc.Roots, id)
 }

@@ -572,16 +572,21 @@ func (c *guardCall) procAllowed(dir int, p string) error {
 // refuse returns the guard's refusal of making (or opening for writing,
 // linking, renaming) full, or nil.
 func (c *guardCall) refuse(full string, carries bool) *guardRefusal {
-	why := ""
+	var r *spec.Refusal
 	if carries {
-		why = c.gd.g.Carries(full)
+		r = c.gd.g.Carries(full)
 	} else {
-		why = c.gd.g.Refuses(full)
+		r = c.gd.g.Refuses(full)
 	}
-	if why == "" {
+	if r == nil {
 		return nil
 	}
-	return &guardRefusal{path: full, reason: why}
+	if r.GitDir != "" && c.gd.madeGitDir(r.GitDir) {
+		// Looked at after the run (checkMade).
+		c.gd.made = append(c.gd.made, full)
+		return nil
+	}
+	return &guardRefusal{path: full, reason: r.Reason}
 }
 
 // makesRepo refuses the entry t would add when it makes its directory a
@@ -703,6 +708,15 @@ func (c *guardCall) open(dirfd int32, p string, flags int, mode uint32) outcome 
 			out.refused = r
 			return out
 		}
+		if serr == nil && slices.Contains(c.gd.g.Names, t.name) && flags&(unix.O_ACCMODE|unix.O_TRUNC) != 0 &&
+			!slices.Contains(c.gd.made, t.full()) {
+			// A repository's .git file names its git directory: pointed
+			// elsewhere, it hands git hooks and a config of the command's.
+			// (One made during the run, git rewrites; checkMade looks.)
+			t.close()
+			out.refused = &guardRefusal{path: t.full(), reason: "protected: the .git of a repository"}
+			return out
+		}
 		// Opened only to read (O_CREAT of a file that is there, a lock
 		// file), it must be readable; anything else writes.
 		switch {
@@ -747,6 +761,11 @@ func (c *guardCall) open(dirfd int32, p string, flags int, mode uint32) outcome 
 			out.fd, out.err = unix.Openat(t.dir, t.name, flags|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
 			return out.err
 		})
+		if out.err == nil && serr != nil && slices.Contains(c.gd.g.Names, t.name) {
+			// A new .git file (a worktree's, a submodule's): what it
+			// names is looked at after the run (checkMade).
+			c.gd.made = append(c.gd.made, t.full())
+		}
 		t.close()
 		if out.err == unix.ELOOP && follow && tries < 4 {
 			// A link appeared since the look: look again.
@@ -914,7 +933,13 @@ func (c *guardCall) mkdir(dirfd int32, p string, mode uint32) error {
 	if r := c.refuseMaking(t, false); r != nil {
 		return r
 	}
-	return c.withUmask(func() error { return unix.Mkdirat(t.dir, t.name+trailing(t), mode) })
+	if err := c.withUmask(func() error { return unix.Mkdirat(t.dir, t.name+trailing(t), mode) }); err != nil {
+		return err
+	}
+	if c.gd.g.IsGitDir(t.full()) {
+		c.gd.madeGitDirAt(t.dir, t.name)
+	}
+	return nil
 }
 
 func trailing(t at) string {
@@ -976,10 +1001,24 @@ func (c *guardCall) symlink(target string, dirfd int32, p string) error {
 	if t.name == "" || t.name == "." || t.name == ".." {
 		return unix.EEXIST
 	}
-	if err := c.refuseMaking(t, true); err != nil {
+	// In a git directory (it holds HEAD: git init probes for symbolic
+	// links there, tXXXXXX), a name none of git's own entries take is no
+	// submodule's git directory on its way to hooks.
+	carries := !(hasHead(t.dir) && !slices.Contains(gitDirEntries, t.name) && c.gd.g.InGitDir(t.full()))
+	if err := c.refuseMaking(t, carries); err != nil {
 		return err
 	}
 	return unix.Symlinkat(target, t.dir, t.name+trailing(t))
+}
+
+// gitDirEntries are the names of a git directory's entries the guard
+// decides on (spec.Guard.GitDir), and what makes one.
+var gitDirEntries = []string{"hooks", "config", "config.worktree", "commondir", "modules", "worktrees", ".git"}
+
+// hasHead reports whether the directory dir holds a regular file HEAD.
+func hasHead(dir int) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dir, "HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 }
 
 // link makes the hard link newp of oldp for the thread. A protected file
@@ -1081,7 +1120,15 @@ func (c *guardCall) rename(olddirfd int32, oldp string, newdirfd int32, newp str
 	if r := c.refuse(src.full(), false); r != nil {
 		return refusedError{r}
 	}
-	carries := st.Mode&unix.S_IFMT == unix.S_IFDIR || st.Mode&unix.S_IFMT == unix.S_IFLNK
+	if r := c.gd.g.Refuses(dst.full()); r != nil && r.Content != spec.NoContent && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		// git rewriting a config: decided by what it would hold.
+		if err := c.writable(dst); err != nil {
+			return err
+		}
+		return c.renameChecked(src, dst, r.Content, flags)
+	}
+	// (a file renamed onto a .git repoints a repository)
+	carries := st.Mode&unix.S_IFMT == unix.S_IFDIR || st.Mode&unix.S_IFMT == unix.S_IFLNK || slices.Contains(c.gd.g.Names, dst.name)
 	if err := c.refuseMaking(dst, carries); err != nil {
 		return err
 	}

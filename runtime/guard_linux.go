@@ -57,7 +57,17 @@ type guardian struct {
 	// its Landlock rules grant (allows), nil without Landlock.
 	mounts map[uint64]bool
 	rights map[string]llRight
+	// gitDirs are the git directories the guard made during the run
+	// (git init, clone, worktree add): git writes their config and the
+	// like, which the guard refuses in the others (spec.Refusal.GitDir).
+	gitDirs map[fileIdentity]bool
+	// made are the files the guard let a git directory made during the
+	// run have unseen, for the check after the run (checkMade).
+	made []string
 }
+
+// fileIdentity identifies a file on the host.
+type fileIdentity struct{ dev, ino uint64 }
 
 // guardProc is what the guard knows of one thread of the sandbox.
 type guardProc struct {
@@ -90,6 +100,34 @@ func newGuardian(annotations map[string]string) (*guardian, error) {
 	return gd, nil
 }
 
+// madeGitDirAt records the directory name in dir, just made, as a git
+// directory of the run's.
+func (gd *guardian) madeGitDirAt(dir int, name string) {
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	if gd.gitDirs == nil {
+		gd.gitDirs = map[fileIdentity]bool{}
+	}
+	gd.gitDirs[fileIdentity{st.Dev, st.Ino}] = true
+}
+
+// madeGitDir reports whether the git directory at p (as the sandbox sees
+// it) is one the guard made during the run.
+func (gd *guardian) madeGitDir(p string) bool {
+	if len(gd.gitDirs) == 0 {
+		return false
+	}
+	fd, err := gd.openInRoot(p, unix.O_PATH|unix.O_NOFOLLOW)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && gd.gitDirs[fileIdentity{st.Dev, st.Ino}]
+}
+
 // close lets go of what the guard holds of the sandbox's processes (its
 // root is the supervisor's to close).
 func (gd *guardian) close() {
@@ -101,16 +139,16 @@ func (gd *guardian) close() {
 
 // confine makes the calling goroutine's thread act as the sandbox's
 // processes do (asSandbox), for good: the goroutine must end without
-// unlocking it, which ends the thread. init is the sandbox's init, whose
-// root is root and whose mounts the thread acts in.
-func (gd *guardian) confine(root, init int) error {
+// unlocking it, which ends the thread. proc is the /proc directory of a
+// process whose root is root and whose mounts the thread acts in.
+func (gd *guardian) confine(root int, proc string) error {
 	gd.root = root
 	id, err := identify(root)
 	if err != nil {
 		return fmt.Errorf("the sandbox's root: %w", err)
 	}
 	gd.rootID = id
-	if err := gd.sandboxMounts(init); err != nil {
+	if err := gd.sandboxMounts(proc); err != nil {
 		return fmt.Errorf("the sandbox's mounts: %w", err)
 	}
 	gd.landlockRights()
@@ -148,9 +186,9 @@ func asSandbox(ownFS bool) error {
 }
 
 // sandboxMounts reads the mounts of the sandbox's mount namespace, from
-// the init's mountinfo: what the guard acts in must be one of them.
-func (gd *guardian) sandboxMounts(init int) error {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(init) + "/mountinfo")
+// the mountinfo of proc: what the guard acts in must be one of them.
+func (gd *guardian) sandboxMounts(proc string) error {
+	data, err := os.ReadFile(proc + "/mountinfo")
 	if err != nil {
 		return err
 	}

@@ -60,8 +60,12 @@ type supervisor struct {
 	// held open so that writes are looked at in the sandbox's mounts even
 	// after its last process has gone.
 	root, mntns int
-	// init is the sandbox's init, on the host.
-	init int
+	// init is the sandbox's init, on the host; proc its /proc directory,
+	// or cordon's own in the container mode, whose root and mounts the
+	// init shares.
+	init      int
+	proc      string
+	contained bool
 	// commands are the command lines of the processes seen, read once.
 	commands map[int]string
 	// checks are file accesses to look at once the process has
@@ -100,6 +104,7 @@ func newSupervisor(s *specs.Spec, rec *recorder) (*supervisor, error) {
 		unix.Close(fds[1])
 		return nil, err
 	}
+	sv.contained = spec.Contained(s)
 	sv.sock = os.NewFile(uintptr(fds[0]), "seccomp-notify")
 	sv.child = os.NewFile(uintptr(fds[1]), "seccomp-notify-init")
 	sv.workspace = s.Annotations[spec.AnnotationWorkspace]
@@ -154,8 +159,25 @@ func newListenerSupervisor(names []string, rec *recorder) (*supervisor, error) {
 func (sv *supervisor) start(init int) {
 	sv.child.Close()
 	proc := "/proc/" + strconv.Itoa(init)
-	sv.mntns, _ = unix.Open(proc+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	sv.root, _ = unix.Open(proc+"/root", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if sv.contained {
+		// No namespace of its own: its root and mounts are cordon's. (Its
+		// /proc entries are the init's to hide: it is not dumpable.)
+		proc = "/proc/self"
+	}
+	sv.proc = proc
+	open := func() error {
+		var err error
+		if sv.mntns < 0 {
+			sv.mntns, _ = unix.Open(proc+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		}
+		if sv.root < 0 {
+			sv.root, err = unix.Open(proc+"/root", unix.O_PATH|unix.O_CLOEXEC, 0)
+		}
+		return err
+	}
+	// (ENOENT while the init's exec replaces its threads: libcontainer
+	// execs from a thread that is not the leader)
+	_ = open()
 	sv.init = init
 	go func() {
 		defer close(sv.done)
@@ -164,6 +186,10 @@ func (sv *supervisor) start(init int) {
 			return // the init failed before the command, and says why
 		}
 		defer unix.Close(listener)
+		// The init sends the listener once it has executed itself.
+		if err := open(); err != nil && sv.guard != nil {
+			sv.guard.broken = fmt.Errorf("the sandbox's root: %w", err)
+		}
 		sv.supervise(listener)
 	}()
 }
@@ -176,8 +202,8 @@ func (sv *supervisor) supervise(listener int) {
 	if sv.guard != nil {
 		// This thread performs the guarded calls as the sandbox's
 		// processes would: it stays confined so, and ends with the run.
-		if err := sv.guard.confine(sv.root, sv.init); err != nil {
-			sv.guard.broken = err
+		if sv.guard.broken == nil {
+			sv.guard.broken = sv.guard.confine(sv.root, sv.proc)
 		}
 		// Fewer switches between the process and this thread: the kernel
 		// wakes each on the other's CPU (Linux 6.6; best effort).
@@ -277,6 +303,15 @@ func (sv *supervisor) answer(listener int) {
 		v.Command, v.Args = "", nil
 	}
 	sv.rec.add(v)
+}
+
+// checkMade checks, once the supervisor is closed, the files the guard
+// let the run make unseen (checkMade).
+func (sv *supervisor) checkMade(id string) []string {
+	if sv == nil || sv.guard == nil {
+		return nil
+	}
+	return checkMade(sv.guard.g, sv.guard.made, id)
 }
 
 func (sv *supervisor) close() {

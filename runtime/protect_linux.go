@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"cordon.dev/cordon/spec"
 )
 
 // The container mode cannot make the protected paths inside a writable
@@ -40,7 +42,10 @@ type protectedEntry struct {
 
 type protectedSnapshot struct {
 	Entries []protectedEntry `json:"entries"`
-	id      string
+	// Roots are the writable roots, which a config's content rule needs
+	// (keptByContent).
+	Roots []string `json:"roots,omitempty"`
+	id    string
 }
 
 // protectedFile is the snapshot's file in the run's state directory: GC
@@ -76,8 +81,8 @@ func loadProtected(root, id string) (*protectedSnapshot, error) {
 
 // snapshotProtected records the protected paths that exist, and everything
 // below those that are directories, without following symlinks.
-func snapshotProtected(ps []string, id string) (*protectedSnapshot, error) {
-	snap := &protectedSnapshot{id: id}
+func snapshotProtected(ps, roots []string, id string) (*protectedSnapshot, error) {
+	snap := &protectedSnapshot{id: id, Roots: roots}
 	size := 0
 	var add func(p string) error
 	add = func(p string) error {
@@ -249,6 +254,11 @@ func (snap *protectedSnapshot) restoreOne(e protectedEntry) (string, error) {
 			return "", err
 		}
 		if bytes.Equal(now.Bytes(), e.Data) && st.Mode == e.Mode {
+			return "", nil
+		}
+		if kind := spec.ContentOf(snap.Roots, e.Path); kind != spec.NoContent && st.Mode == e.Mode &&
+			checkContent(kind, e.Path, snap.Roots, e.Data, now.Bytes()) == nil {
+			// A config git rewrote, by content as the guard decides.
 			return "", nil
 		}
 		if err := f.Truncate(0); err != nil {

@@ -257,6 +257,9 @@ func newSandbox(s *specs.Spec, o Options, extra map[int]*os.File) (_ *sandbox, e
 		for _, msg := range scrub(sb.spec, sb.o.ID, sb.since) {
 			note(sb.o, msg)
 		}
+		for _, msg := range sb.sv.checkMade(sb.o.ID) {
+			note(sb.o, msg)
+		}
 	})
 
 	// The init watches this pipe: when cordon goes away, even by SIGKILL,

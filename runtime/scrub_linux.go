@@ -67,6 +67,9 @@ func scrub(s *specs.Spec, id string, started time.Time) []string {
 		}
 	}
 	for _, p := range targets {
+		if keptByContent(p, sc.Roots) {
+			continue
+		}
 		moved, to, err := scrubOne(p, id)
 		switch {
 		case err != nil:

@@ -41,8 +41,8 @@ func TestGuardRefuses(t *testing.T) {
 		{"/ws/.cargo/config.toml", true},
 		{"/ws/.bashrc", true},
 		// At any depth, node_modules too.
-		{"/ws/a/b/c/d/.git", true},
 		{"/ws/a/b/c/d/.git/hooks/pre-commit", true},
+		{"/ws/a/.git/hooks/post-checkout", true},
 		{"/ws/a/b/c/d/.git/config", true},
 		{"/ws/node_modules/x/.git/hooks/pre-push", true},
 		{"/ws/a/b/c/.claude/settings.json", true},
@@ -78,10 +78,26 @@ func TestGuardRefuses(t *testing.T) {
 		{"/tmp/.git", false},
 		{"/tmp/x/.npmrc", false},
 		{"/repo/.git/worktrees/w/HEAD", false},
+		// A new repository (git init, git clone): an empty hooks directory
+		// and git's samples; its config is decided by content
+		// (Refusal.Content). A submodule's git directory, whose name may
+		// hold slashes, on its way.
+		{"/ws/a/b/c/d/.git", false},
+		{"/ws/a/.git/hooks", false},
+		{"/ws/a/.git/hooks/pre-commit.sample", false},
+		{"/ws/.git/hooks/x/pre-commit.sample", true},
+		{"/ws/.git/modules", false},
+		{"/ws/.git/modules/lib", false},
+		{"/ws/.git/modules/lib/foo", false},
+		{"/ws/.git/modules/lib/foo/HEAD", false},
+		{"/ws/.git/modules/lib/foo/hooks/update.sample", false},
+		{"/ws/.git/modules/lib/foo/hooks/post-checkout", true},
+		{"/ws/.git/modules/lib/foo/config", true},
+		{"/ws/.git/modules/a/modules/b/hooks/pre-commit", true},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			if got := g.Refuses(tc.path); (got != "") != tc.want {
-				t.Errorf("Refuses(%q) = %q, want refused %v", tc.path, got, tc.want)
+			if got := g.Refuses(tc.path); (got != nil) != tc.want {
+				t.Errorf("Refuses(%q) = %+v, want refused %v", tc.path, got, tc.want)
 			}
 		})
 	}
@@ -97,6 +113,8 @@ func TestGuardCarries(t *testing.T) {
 		{"/ws/a/b/.claude", true},
 		{"/ws/a/.cargo", true},
 		{"/ws/a/.git", true},
+		{"/ws/a/.git/hooks", true},
+		{"/ws/.git/modules/x/hooks", true},
 		{"/ws/.git/modules/x", true},
 		{"/ws/.git/modules", true},
 		{"/ws/tools", true},
@@ -108,8 +126,8 @@ func TestGuardCarries(t *testing.T) {
 		{"/tmp/.claude", false},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			if got := g.Carries(tc.path); (got != "") != tc.want {
-				t.Errorf("Carries(%q) = %q, want refused %v", tc.path, got, tc.want)
+			if got := g.Carries(tc.path); (got != nil) != tc.want {
+				t.Errorf("Carries(%q) = %+v, want refused %v", tc.path, got, tc.want)
 			}
 		})
 	}
@@ -174,6 +192,64 @@ func TestMakesRepo(t *testing.T) {
 	}
 }
 
+// TestGuardContent: the configs are decided by what they would hold,
+// the commondir of a git directory made during the run by the caller
+// (Refusal.GitDir); hooks never.
+func TestGuardContent(t *testing.T) {
+	g := testGuard()
+	for _, tc := range []struct {
+		path    string
+		content Content
+		gitDir  string
+	}{
+		{"/ws/.git/config", GitConfig, ""},
+		{"/ws/a/b/.git/config", GitConfig, ""},
+		{"/ws/.git/config.worktree", GitConfig, ""},
+		{"/ws/.git/modules/sub/config", GitConfig, ""},
+		{"/ws/.git/modules/lib/foo/config", GitConfig, ""},
+		{"/repo/.git/worktrees/w/config.worktree", GitConfig, ""},
+		{"/ws/.gitmodules", Gitmodules, ""},
+		{"/x/.gitmodules", Gitmodules, ""},
+		{"/ws/.git/commondir", NoContent, "/ws/.git"},
+		{"/ws/.git/worktrees/w/commondir", NoContent, "/ws/.git/worktrees/w"},
+		{"/ws/.git/modules/lib/foo/commondir", NoContent, "/ws/.git/modules/lib/foo"},
+		{"/ws/.git/hooks/pre-commit", NoContent, ""},
+		{"/ws/.git/modules/sub/hooks/pre-commit", NoContent, ""},
+		{"/ws/.git/config/x", NoContent, ""},
+	} {
+		r := g.Refuses(tc.path)
+		if r == nil || r.Content != tc.content || r.GitDir != tc.gitDir {
+			t.Errorf("Refuses(%q) = %+v, want refused with content %d, git directory %q", tc.path, r, tc.content, tc.gitDir)
+		}
+	}
+	if r := g.Refuses("/ws/sub/.gitmodules"); r != nil {
+		t.Errorf("Refuses(/ws/sub/.gitmodules) = %+v: a submodule's own is its business", r)
+	}
+}
+
+// TestGuardIsGitDir: the directories git makes as git directories.
+func TestGuardIsGitDir(t *testing.T) {
+	g := testGuard()
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{"/ws/a/.git", true},
+		{"/ws/.git/worktrees/w", true},
+		{"/ws/a/.git/modules/sub", true},
+		{"/ws/a/.git/modules/sub/modules/inner", true},
+		{"/ws/.git/modules/lib/foo", true},
+		{"/repo/.git/worktrees/w/modules/x", true},
+		{"/ws/.git/objects", false},
+		{"/ws/worktrees/w", false},
+		{"/tmp/.git", false},
+	} {
+		if got := g.IsGitDir(tc.path); got != tc.want {
+			t.Errorf("IsGitDir(%q) = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}
+
 func TestGuardFor(t *testing.T) {
 	g := testGuard()
 	if d := cmp.Diff([]string{"/ws/tools/fmt.sh"}, g.Paths); d != "" {
@@ -181,5 +257,58 @@ func TestGuardFor(t *testing.T) {
 	}
 	if guardFor(&policy.Policy{}, nil, nil, nil, nil, nil) != nil {
 		t.Error("a guard without writable roots")
+	}
+}
+
+func TestContentOf(t *testing.T) {
+	roots := []string{"/ws", "/x"}
+	for p, want := range map[string]Content{
+		"/ws/.gitmodules":                      Gitmodules,
+		"/ws/a/.gitmodules":                    NoContent,
+		"/ws/.git/config":                      GitConfig,
+		"/ws/a/b/c/d/e/.git/config":            GitConfig,
+		"/ws/.git/modules/lib/foo/config":      GitConfig,
+		"/ws/.git/worktrees/w/config.worktree": GitConfig,
+		"/ws/.cargo/config":                    NoContent,
+		"/ws/.git/hooks/config":                NoContent,
+		"/tmp/.git/config":                     NoContent,
+	} {
+		if got := ContentOf(roots, p); got != want {
+			t.Errorf("ContentOf(%q) = %d, want %d", p, got, want)
+		}
+	}
+}
+
+func TestGitFileOK(t *testing.T) {
+	g := testGuard()
+	for _, tc := range []struct {
+		path, data string
+		want       bool
+	}{
+		{"/ws/.worktrees/hotfix/.git", "gitdir: /ws/.git/worktrees/hotfix\n", true},
+		{"/ws/lib/foo/.git", "gitdir: ../../.git/modules/lib/foo\n", true},
+		{"/ws/a/.git", "gitdir: /repo/.git/worktrees/w\n", true},
+		{"/ws/a/.git", "gitdir: /ws/evil\n", false},
+		{"/ws/a/.git", "gitdir: ../.git\n", false},
+		{"/ws/a/.git", "gitdir: /ws/.git/worktrees/x/../../../evil\n", false},
+		{"/ws/a/.git", "/ws/.git/worktrees/hotfix\n", false},
+		{"/ws/a/.git", "gitdir: /ws/.git/objects/x\n", false},
+	} {
+		if got := g.GitFileOK(tc.path, []byte(tc.data)); got != tc.want {
+			t.Errorf("GitFileOK(%q, %q) = %v, want %v", tc.path, tc.data, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		path, data string
+		want       bool
+	}{
+		{"/ws/.git/worktrees/w/commondir", "../..\n", true},
+		{"/ws/.git/worktrees/w/commondir", "/ws/.git\n", true},
+		{"/ws/.git/worktrees/w/commondir", "../../../evil\n", false},
+		{"/ws/.git/modules/x/commondir", "../..\n", false},
+	} {
+		if got := CommondirOK(tc.path, []byte(tc.data)); got != tc.want {
+			t.Errorf("CommondirOK(%q, %q) = %v, want %v", tc.path, tc.data, got, tc.want)
+		}
 	}
 }

@@ -313,6 +313,24 @@ git -C ../repo worktree add -q -b agent/task "$PWD"
 		cmd:   `echo 'print("bye")' >> app.py && git add -A && git commit -m "Say bye" && git log --oneline && git status --short --branch`,
 		want:  []string{"Say bye", "## agent/task"},
 		check: `test "$(git -C ../repo log -1 --format=%s agent/task)" = "Say bye"`},
+	{name: "git remote add, fetch and a branch from the remote", setup: gitProject + libRepo,
+		cmd: `git remote add lib ~/src/libfoo && git fetch -q lib && git checkout -b libwork lib/main && ` +
+			`git branch -m libwork lib-work && git branch -vv && git remote -v`,
+		want:  []string{"lib-work", "[lib/main]", "lib\t"},
+		check: `test "$(git config remote.lib.url)" = "$HOME/src/libfoo" && test "$(git config branch.lib-work.merge)" = refs/heads/main && test -f foo.c`},
+	{name: "git submodule add and update of a local repository", setup: gitProject + libRepo,
+		cmd: `git -c protocol.file.allow=always submodule add ~/src/libfoo lib/foo && git commit -m "Add libfoo" && ` +
+			`git -c protocol.file.allow=always submodule update --init --recursive && git submodule status`,
+		want:  []string{" lib/foo "},
+		check: `test -f lib/foo/foo.c && test -z "$(git status --porcelain)"`},
+	{name: "git submodule update after a clone", setup: libRepo + `git init -q "$CASE_HOME/src/app"
+git -C "$CASE_HOME/src/app" -c protocol.file.allow=always submodule add -q ../libfoo lib/foo
+git -C "$CASE_HOME/src/app" commit -qm "Add libfoo"
+git clone -q "$CASE_HOME/src/app" .
+`,
+		cmd:   `git -c protocol.file.allow=always submodule update --init && git submodule status && cat lib/foo/foo.c`,
+		want:  []string{"return 42"},
+		check: `test -f lib/foo/foo.c && test -z "$(git status --porcelain)"`},
 
 	// Builds.
 	{name: "make",

@@ -22,7 +22,11 @@ import (
 
 // deep is where the guard's cases make things: deeper than the mounts and
 // the scrub after the run look.
-const deep = "a/b/c/d"
+const (
+	deep  = "a/b/c/d"
+	deep5 = "a/b/c/d/e"
+	deep7 = "a/b/c/d/e/f/g"
+)
 
 func guardCases() []escCase {
 	return []escCase{
@@ -32,14 +36,51 @@ func guardCases() []escCase {
 			// planted one is what dotenv loaders (and docker compose)
 			// read into the environment of the next thing run there.
 			script: `mkdir -p ` + deep + `/e && echo "NODE_OPTIONS=--require ./evil.js" > ` + deep + `/e/.env
-echo x > f1 && mv f1 ` + deep + `/.env; echo y > f2 && ln f2 a/b/.env; ln -s /etc/hostname a/b/c/.env; mkdir -p a/.env/x`,
-			breach: absentAll(deep+"/e/.env", deep+"/.env", "a/b/.env", "a/b/c/.env", "a/.env")},
-		{cat: catProtect, name: "a new repository deep in the workspace", tools: []string{"git"}, guard: true,
-			// git init (or clone) deep down: the developer's git in that
-			// directory runs its config.
+echo x > f1 && mv f1 ` + deep + `/.env; echo y > f2 && ln f2 a/b/.env; ln -s /etc/hostname a/b/c/.env; mkdir -p a/.env/x
+mkdir -p ` + deep7 + ` && echo SECRET-AT-7 > ` + deep7 + `/.env; cat ` + deep7 + `/.env`,
+			breach: func(e *escEnv, r result) []string {
+				out := absentAll(deep+"/e/.env", deep+"/.env", "a/b/.env", "a/b/c/.env", "a/.env", deep7+"/.env")(e, r)
+				if strings.Contains(r.stdout, "SECRET-AT-7") {
+					out = append(out, "a .env made seven deep was read in the same command")
+				}
+				return out
+			}},
+		{cat: catProtect, name: "a new repository five deep: what its config and hooks would run", tools: []string{"git"}, guard: true,
+			// git init (or clone) deep down is ordinary work; the
+			// developer's git in that directory runs its config and
+			// hooks. Each config write is refused by what it would hold.
+			setup: func(e *escEnv) { marker(e) },
+			script: `mkdir -p ` + deep5 + ` && cd ` + deep5 + ` && git init -q && printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$MARKER" > ../evil.cfg
+git config core.fsmonitor "touch $MARKER; false"; git config include.path ../../evil.cfg
+git config remote.x.url /nowhere; git config remote.x.uploadpack "touch $MARKER; false"
+git config submodule.x.update "!touch $MARKER"; git config remote.y.url "ext::sh -c touch% $MARKER"
+` + escHook(".git/hooks") + `; mv .git/hooks/update.sample .git/hooks/pre-commit; ln -s ../../evil.cfg .git/hooks/post-commit
+git config user.name x && git config user.email x@x && git config remote.origin.url /src && git config -l`,
+			breach: func(e *escEnv, r result) []string {
+				out := hostGitRuns(deep5, "status")(e, r)
+				out = append(out, hostGitRuns(deep5, "commit", "-q", "--allow-empty", "-m", "host")(e, r)...)
+				out = append(out, hostGitRuns(deep5, "fetch", "-q", "x")(e, r)...)
+				got, _ := e.b.hostGit(filepath.Join(e.b.ws, deep5), "config", "--get-regexp", `fsmonitor|include|uploadpack|submodule|remote\.y`)
+				if strings.TrimSpace(got) != "" {
+					out = append(out, "the host's config holds: "+strings.TrimSpace(got))
+				}
+				if got, _ := e.b.hostGit(filepath.Join(e.b.ws, deep5), "config", "remote.origin.url"); strings.TrimSpace(got) != "/src" {
+					// (what git writes in ordinary work is not a breach: it
+					// must get through, or the case proves too much)
+					e.t.Errorf("remote.origin.url on the host: %q, want /src: the guard refused ordinary config", got)
+				}
+				return out
+			}},
+		{cat: catTOCTOU, name: "a config rewritten through a kept descriptor while the guard reads it", tools: []string{"git"}, guard: true,
 			setup:  func(e *escEnv) { marker(e) },
-			script: `mkdir -p ` + deep + `/clone && cd ` + deep + `/clone && git init -q && git config core.fsmonitor "touch $MARKER; false"`,
-			breach: hostGitRuns(deep+"/clone", "status")},
+			script: `mkdir -p ` + deep5 + ` && cd ` + deep5 + ` && git init -q && CORDON_IT_ESCAPE=race-config "$HELPER" .git "$MARKER" 200`,
+			breach: func(e *escEnv, r result) []string {
+				out := hostGitRuns(deep5, "status")(e, r)
+				if data, _ := os.ReadFile(filepath.Join(e.b.ws, deep5, ".git/config")); strings.Contains(string(data), "fsmonitor") {
+					out = append(out, "the config holds fsmonitor: "+string(data))
+				}
+				return out
+			}},
 		{cat: catProtect, name: "a bare repository and a .git pointer planted deep", tools: []string{"git"}, guard: true,
 			setup: func(e *escEnv) { marker(e) },
 			script: `m=$MARKER; ` + strings.ReplaceAll(plantRepo(deep+"/e/evil", "MARKERX", true), "MARKERX", `'"$m"'`) + `; ` +

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -47,6 +48,10 @@ import (
 //	                                        its bytes between OK and BAD (the same length or shorter)
 //	CORDON_IT_ESCAPE=race-dir DIR LINK NAME N  make DIR/NAME N times while another thread swaps
 //	                                        DIR and LINK (renameat2 RENAME_EXCHANGE)
+//	CORDON_IT_ESCAPE=race-config GITDIR MARKER N  N times: write an ordinary config.lock in GITDIR and
+//	                                        rename it onto config while another thread rewrites it,
+//	                                        through the descriptor kept open, with a core.fsmonitor
+//	                                        that touches MARKER; and once more after the rename
 //	CORDON_IT_ESCAPE=pidfd PID              signal PID through a pidfd
 //	CORDON_IT_ESCAPE=front ADDR SNI HOST PATH  a tunnel to ADDR (through $HTTPS_PROXY's CONNECT
 //	                                        when set), TLS naming SNI (none: plain HTTP), GET PATH for HOST;
@@ -133,6 +138,9 @@ func escHelper(mode string, args []string) int {
 	case mode == "race-path" && len(args) == 3:
 		n, _ := strconv.Atoi(args[2])
 		return escRacePath(args[0], args[1], n)
+	case mode == "race-config" && len(args) == 3:
+		n, _ := strconv.Atoi(args[2])
+		return escRaceConfig(args[0], args[1], n)
 	case mode == "race-dir" && len(args) == 4:
 		n, _ := strconv.Atoi(args[3])
 		return escRaceDir(args[0], args[1], args[2], n)
@@ -662,6 +670,52 @@ func escRacePath(ok, bad string, n int) int {
 	<-done
 	_, err := os.Lstat(bad)
 	fmt.Printf("race-path: %d opens made something; %s made: %v\n", made, bad, err == nil)
+	return 0
+}
+
+// escRaceConfig renames gitDir/config.lock onto gitDir/config n times,
+// rewriting the lock file through its descriptor on another thread all the
+// while, and after the rename: a supervisor that checked the file and then
+// let the kernel rename it (or renamed the command's file into place)
+// would let the last content through.
+func escRaceConfig(gitDir, marker string, n int) int {
+	bad := []byte("[core]\n\tfsmonitor = \"touch " + marker + "; false\"\n")
+	ok := []byte("[core]\n\trepositoryformatversion = 0\n#")
+	ok = append(ok, bytes.Repeat([]byte("x"), max(0, len(bad)-len(ok)))...)
+	ok = append(ok, '\n')
+	lock, config := filepath.Join(gitDir, "config.lock"), filepath.Join(gitDir, "config")
+	renamed := 0
+	for range n {
+		f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
+		if err != nil {
+			fmt.Println("race-config:", err)
+			return 1
+		}
+		_, _ = f.WriteAt(ok, 0)
+		var stop atomic.Bool
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			defer close(done)
+			for i := 0; !stop.Load(); i++ {
+				if i%2 == 0 {
+					_, _ = f.WriteAt(bad, 0)
+				} else {
+					_, _ = f.WriteAt(ok, 0)
+				}
+			}
+		}()
+		if os.Rename(lock, config) == nil {
+			renamed++
+		}
+		stop.Store(true)
+		<-done
+		_, _ = f.WriteAt(bad, 0)
+		f.Close()
+		os.Remove(lock)
+	}
+	data, _ := os.ReadFile(config)
+	fmt.Printf("race-config: %d renames; the config holds fsmonitor: %v\n", renamed, bytes.Contains(data, []byte("fsmonitor")))
 	return 0
 }
 

@@ -58,8 +58,8 @@ type guardian struct {
 	mounts map[uint64]bool
 	rights map[string]llRight
 	// gitDirs are the git directories the guard made during the run
-	// (git init, clone, worktree add): git writes their config and the
-	// like, which the guard refuses in the others (spec.Refusal.GitDir).
+	// (git init, clone, worktree add): git writes a worktree's commondir
+	// there, which the guard refuses in the others (spec.Refusal.GitDir).
 	gitDirs map[fileIdentity]bool
 	// made are the files the guard let a git directory made during the
 	// run have unseen, for the check after the run (checkMade).

@@ -60,10 +60,8 @@ type supervisor struct {
 	// held open so that writes are looked at in the sandbox's mounts even
 	// after its last process has gone.
 	root, mntns int
-	// init is the sandbox's init, on the host; proc its /proc directory,
-	// or cordon's own in the container mode, whose root and mounts the
-	// init shares.
-	init      int
+	// proc is the /proc directory of the sandbox's init, or cordon's own
+	// in the container mode, whose root and mounts the init shares.
 	proc      string
 	contained bool
 	// commands are the command lines of the processes seen, read once.
@@ -178,7 +176,6 @@ func (sv *supervisor) start(init int) {
 	// (ENOENT while the init's exec replaces its threads: libcontainer
 	// execs from a thread that is not the leader)
 	_ = open()
-	sv.init = init
 	go func() {
 		defer close(sv.done)
 		listener, err := sv.receive()

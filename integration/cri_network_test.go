@@ -195,7 +195,7 @@ func (c *cri) testAgentNetwork(t *testing.T) {
 				t.Errorf("the container's proxy answers on the pod's address %s:%s", ip, port)
 			}
 			c.checkProxied(t, ct, svc, dns, ip, token)
-			if vs := ociViolations(t, nil, c.stateHome, ct.id); !hasViolation(vs, "network", "unlisted"+criClusterDomain+":8080", "") {
+			if vs, ok := c.waitViolation(t, ct.id, "network", "unlisted"+criClusterDomain+":8080"); !ok {
 				t.Errorf("cordon violations --run %s: %+v, want unlisted%s:8080 refused", ct.id, vs, criClusterDomain)
 			}
 

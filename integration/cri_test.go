@@ -701,11 +701,25 @@ func (c *cri) testPolicy(t *testing.T) {
 			if st := ociStateOf(t, nil, root, pod.id); st.Cordon == nil || st.Cordon.Policy != "annotation:agent" {
 				t.Errorf("cordon state of the pod's sandbox: %+v, want the agent policy", st.Cordon)
 			}
-			vs := ociViolations(t, nil, c.stateHome, ct.id)
-			if !hasViolation(vs, "syscall", "unshare", "") {
+			if vs, ok := c.waitViolation(t, ct.id, "syscall", "unshare"); !ok {
 				t.Errorf("records of the container: %+v, want unshare refused", vs)
 			}
 		})
+	}
+}
+
+// waitViolation waits for the record of kind for target (see hasViolation)
+// in the store of container id, which its monitor writes every 200 ms
+// while the container runs, and returns the records and whether it came.
+func (c *cri) waitViolation(t *testing.T, id, kind, target string) ([]ociViolation, bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		vs := ociViolations(t, nil, c.stateHome, id)
+		if hasViolation(vs, kind, target, "") || time.Now().After(deadline) {
+			return vs, hasViolation(vs, kind, target, "")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

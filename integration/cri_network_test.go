@@ -43,7 +43,6 @@ func (c *cri) newCRIService(t *testing.T, ip string) *criService {
 	t.Helper()
 	ns := "citsvc" + suiteToken
 	veth := "cits" + suiteToken
-	_ = exec.Command("ip", "netns", "del", ns).Run() // an earlier suite's
 	netIP(t, "netns", "add", ns)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	netIP(t, "link", "add", veth, "type", "veth", "peer", "name", veth+"p")

@@ -177,7 +177,7 @@ func criLock(t *testing.T) (unlock func()) {
 // IP forwarding on), and the plugins' configuration.
 func (c *cri) criNetwork(t *testing.T, confDir, ipamDir string) {
 	t.Helper()
-	_ = exec.Command("ip", "link", "del", c.bridge).Run() // an earlier suite's
+	removeStaleCRINetwork()
 	netIP(t, "link", "add", c.bridge, "type", "bridge")
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", c.bridge).Run() })
 	netIP(t, "addr", "add", c.gateway+"/24", "dev", c.bridge)
@@ -197,6 +197,24 @@ func (c *cri) criNetwork(t *testing.T, confDir, ipamDir string) {
 	data, err := json.MarshalIndent(conf, "", "  ")
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(confDir, "10-cordon-it.conflist"), data, 0o644))
+}
+
+// removeStaleCRINetwork removes the bridges, veths and service
+// namespaces of suites that died before their cleanup (killed, timed out):
+// under criLock no other suite's CRI test runs.
+func removeStaleCRINetwork() {
+	ifs, _ := net.Interfaces()
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, "citcri") || strings.HasPrefix(i.Name, "cits") {
+			_ = exec.Command("ip", "link", "del", i.Name).Run()
+		}
+	}
+	entries, _ := os.ReadDir("/var/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "citsvc") {
+			_ = exec.Command("ip", "netns", "del", e.Name()).Run()
+		}
+	}
 }
 
 // netnsPins lists the network namespaces pinned in /var/run/netns, where

@@ -19,8 +19,5 @@ func main() {
 	// A probe child of `cordon doctor` (see probe.Child) runs one attempt
 	// and exits.
 	probe.Child()
-	// What package initialisation mapped of the binary leaves the page
-	// table (see the function).
-	unmapInitCode()
 	os.Exit(run(context.Background(), os.Args))
 }

@@ -25,16 +25,13 @@ var allowed = map[string][]string{
 	// substitution on the wire (a leaf under netproxy).
 	"netproxy/mask": {},
 	"probe":         {"internal/paths"},
-	"runtime":       {"spec", "seccomp", "netproxy", "probe", "caches", "internal/dirent", "internal/stack", "internal/paths", "internal/access", "internal/gitconfig"},
+	"runtime":       {"spec", "seccomp", "netproxy", "probe", "caches", "internal/dirent", "internal/paths", "internal/access", "internal/gitconfig"},
 	"darwin":        {"policy", "internal/paths", "internal/gitconfig"},
 	// serve: cordon serve's daemon, its pool, its protocol and its client.
 	"serve": {"runtime"},
 	// internal/dirent: getdents for the walks below writable roots (a
 	// leaf).
 	"internal/dirent": {},
-	// internal/stack: grows a goroutine's stack in one copy (a leaf, not
-	// in DESIGN.md's table).
-	"internal/stack": {},
 	// internal/paths: whether one path is inside another, for every layer
 	// (a leaf).
 	"internal/paths": {},

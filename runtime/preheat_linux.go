@@ -9,7 +9,6 @@ import (
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runc/libcontainer"
 
-	"cordon.dev/cordon/internal/stack"
 	"cordon.dev/cordon/seccomp"
 )
 
@@ -22,15 +21,12 @@ import (
 // took about 1 ms of a cold run's critical path. Built now, on the other
 // CPU, while the policy compiles.
 //
-// Both goroutines start with their stack grown once (stack.Grow): JSON
-// is deep, and every copy of a deep stack reads the function table.
-//
 // Only for a run that starts a sandbox itself, soon: a process cannot
 // exit while the write waits in the kernel (a served run's client would
 // be held for the grace period).
 func Preheat() {
-	go func() { stack.Grow(); seccomp.Preload() }()
-	go func() { stack.Grow(); _, _ = json.Marshal(&libcontainer.State{}) }()
+	go seccomp.Preload()
+	go func() { _, _ = json.Marshal(&libcontainer.State{}) }()
 	primeCgroups()
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
-	"cordon.dev/cordon/internal/stack"
 	"cordon.dev/cordon/spec"
 
 	// libcontainer's namespace setup runs as a C constructor of the
@@ -495,7 +494,6 @@ type waitResult struct {
 func start(c *libcontainer.Container, p *libcontainer.Process, released <-chan struct{}) error {
 	errc := make(chan error, 1)
 	go func() {
-		stack.Grow() // libcontainer's start is deep: one copy, not several
 		goruntime.LockOSThread()
 		err := c.Run(p)
 		errc <- err

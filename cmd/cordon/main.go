@@ -6,9 +6,6 @@ import (
 	"context"
 	"os"
 
-	// grows the main goroutine's stack before the packages are
-	// initialised (see the package)
-	_ "cordon.dev/cordon/internal/stack"
 	"cordon.dev/cordon/probe"
 	"cordon.dev/cordon/runtime"
 )

@@ -7,14 +7,9 @@ BIN     := bin/cordon
 # three times (the CLI, libcontainer's init, the sandbox's init), and the
 # dynamic loader's work for libc and libseccomp was 4-6 ms of CPU time per
 # run (perf stat). netgo and osusergo keep glibc's NSS out of it;
-# runc_nocriu keeps libcontainer's checkpoint/restore (go-criu, which cordon
-# never uses: `cordon features` says so) out, 0.7 MB of code whose
-# initialisation every process paid in page faults. -funcalign=8 packs
-# functions on 8 bytes instead of amd64's 32: each first touch of the
-# binary maps the 64 KiB around it, and denser code is fewer of those
-# (a cold run's peak RSS 0.2-0.3 MB lower, its time unchanged, interleaved;
-# docs/performance.md).
-GOFLAGS_BUILD := -tags $(TAGS),runc_nocriu,netgo,osusergo -trimpath -ldflags '-linkmode external -extldflags -static -funcalign=8'
+# runc_nocriu leaves out libcontainer's checkpoint/restore (go-criu), which
+# cordon does not offer (`cordon features` says so).
+GOFLAGS_BUILD := -tags $(TAGS),runc_nocriu,netgo,osusergo -trimpath -ldflags '-linkmode external -extldflags -static'
 
 .DEFAULT_GOAL := build
 

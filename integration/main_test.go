@@ -160,7 +160,7 @@ func buildCordon(modRoot, out string) error {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	args := []string{"build", "-tags", "seccomp,runc_nocriu,netgo,osusergo", "-trimpath",
-		"-ldflags", "-linkmode external -extldflags -static -funcalign=8", "-o", out, "./cmd/cordon"}
+		"-ldflags", "-linkmode external -extldflags -static", "-o", out, "./cmd/cordon"}
 	cmd := exec.Command(goBin, args...)
 	cmd.Dir = modRoot
 	var outBuf bytes.Buffer

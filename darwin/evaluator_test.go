@@ -619,7 +619,7 @@ func truth(b bool) tri {
 // itself after every profile (%emit-implicit-rules): libsandbox's cache
 // directories and launchd's sockets. Whether later systems still do is not
 // known, so the evaluator answers nothing there.
-var implicitRules = lazyRegexp{expr: `/com\.apple\.sandbox($|/)|^/private/var/tmp/launchd/sock$|^/private/tmp/launchd-[0-9]+\.[^/]+/sock$`}
+var implicitRules = regexp.MustCompile(`/com\.apple\.sandbox($|/)|^/private/var/tmp/launchd/sock$|^/private/tmp/launchd-[0-9]+\.[^/]+/sock$`)
 
 // decide answers a under the hierarchy of operations (see the top of this
 // file): the first of the operation's own rules that matches, the last
@@ -686,7 +686,7 @@ func (p *sbProfile) askable(a access) error {
 		if strings.ContainsAny(s, "\x00\n") {
 			return fmt.Errorf("%s: a path with a NUL or a newline", a)
 		}
-		if s != "" && implicitRules.get().MatchString(s) {
+		if s != "" && implicitRules.MatchString(s) {
 			return fmt.Errorf("%s: a path libsandbox has implicit rules for", a)
 		}
 	}

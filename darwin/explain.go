@@ -332,24 +332,17 @@ var operationReasons = []struct{ op, reason string }{
 	{"pseudo-tty", "the command has no terminal of its own"},
 }
 
-// machReason is why a service is refused on purpose (see base.go), ""
-// for the others. A switch, not a map: a map is built when the package is
-// initialised, by every process of the binary (a Linux run too).
-func machReason(service string) string {
-	switch service {
-	case "com.apple.trustd.agent":
-		return "TLS verification through trustd could reach hosts past the domain filter"
-	case "com.apple.SecurityServer", "com.apple.securityd.xpc":
-		return "the keychain stays closed in the sandbox"
-	case "com.apple.coreservices.launchservicesd":
-		return "starting applications outside the sandbox is refused"
-	}
-	return ""
+// machReasons are the services refused on purpose (see base.go).
+var machReasons = map[string]string{
+	"com.apple.trustd.agent":                 "TLS verification through trustd could reach hosts past the domain filter",
+	"com.apple.SecurityServer":               "the keychain stays closed in the sandbox",
+	"com.apple.securityd.xpc":                "the keychain stays closed in the sandbox",
+	"com.apple.coreservices.launchservicesd": "starting applications outside the sandbox is refused",
 }
 
 func operationReason(op, target string) string {
 	if op == "mach-lookup" {
-		if r := machReason(target); r != "" {
+		if r, ok := machReasons[target]; ok {
 			return r
 		}
 	}

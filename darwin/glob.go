@@ -420,34 +420,19 @@ func classEnd(s string) int {
 	return -1
 }
 
-// posixClass is the named class a bracket expression may hold, nil for
-// an unknown name (a switch: see machReason).
-func posixClass(name string) func(byte) bool {
-	switch name {
-	case "alnum":
-		return func(c byte) bool { return isDigit(c) || isLower(c) || isUpper(c) }
-	case "alpha":
-		return func(c byte) bool { return isLower(c) || isUpper(c) }
-	case "blank":
-		return func(c byte) bool { return c == ' ' || c == '\t' }
-	case "digit":
-		return isDigit
-	case "lower":
-		return isLower
-	case "upper":
-		return isUpper
-	case "xdigit":
-		return func(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-	case "space":
-		return func(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
-	case "punct":
-		return func(c byte) bool { return c > ' ' && c < 0x7f && !isDigit(c) && !isLower(c) && !isUpper(c) }
-	case "graph":
-		return func(c byte) bool { return c > ' ' && c < 0x7f }
-	case "print":
-		return func(c byte) bool { return c >= ' ' && c < 0x7f }
-	}
-	return nil
+// posixClasses are the named classes a bracket expression may hold.
+var posixClasses = map[string]func(byte) bool{
+	"alnum":  func(c byte) bool { return isDigit(c) || isLower(c) || isUpper(c) },
+	"alpha":  func(c byte) bool { return isLower(c) || isUpper(c) },
+	"blank":  func(c byte) bool { return c == ' ' || c == '\t' },
+	"digit":  isDigit,
+	"lower":  isLower,
+	"upper":  isUpper,
+	"xdigit": func(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' },
+	"space":  func(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' },
+	"punct":  func(c byte) bool { return c > ' ' && c < 0x7f && !isDigit(c) && !isLower(c) && !isUpper(c) },
+	"graph":  func(c byte) bool { return c > ' ' && c < 0x7f },
+	"print":  func(c byte) bool { return c >= ' ' && c < 0x7f },
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -479,8 +464,8 @@ func classRegex(s string, fold bool) (string, error) {
 		if strings.HasPrefix(body[i:], "[:") {
 			if j := strings.Index(body[i+2:], ":]"); j >= 0 {
 				name := body[i+2 : i+2+j]
-				in := posixClass(name)
-				if in == nil {
+				in, ok := posixClasses[name]
+				if !ok {
 					return "", fmt.Errorf("character class %s: unknown class [:%s:]", s, name)
 				}
 				for c := range byte(0x80) {

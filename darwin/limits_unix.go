@@ -8,17 +8,8 @@ import (
 	"syscall"
 )
 
-// rlimitResource is setrlimit's resource for an Rlimit name (a switch:
-// see machReason).
-func rlimitResource(name string) int {
-	switch name {
-	case "fsize":
-		return syscall.RLIMIT_FSIZE
-	case "nofile":
-		return syscall.RLIMIT_NOFILE
-	}
-	return -1
-}
+// rlimitResources maps Rlimit names to setrlimit's resources.
+var rlimitResources = map[string]int{"fsize": syscall.RLIMIT_FSIZE, "nofile": syscall.RLIMIT_NOFILE}
 
 // LimitChild sets the rlimits and executes sandbox-exec when this process
 // is cordon re-executed by Run to do so ("cordon darwin-rlimit-exec ...",
@@ -34,7 +25,10 @@ func LimitChild() {
 		limitFail(err)
 	}
 	for _, r := range rl {
-		res := rlimitResource(r.Name)
+		res, ok := rlimitResources[r.Name]
+		if !ok {
+			limitFail(fmt.Errorf("unknown limit %q", r.Name))
+		}
 		var cur syscall.Rlimit
 		if err := syscall.Getrlimit(res, &cur); err != nil {
 			limitFail(fmt.Errorf("read the %s limit: %w", r.Name, err))

@@ -36,7 +36,7 @@ type Monitor struct {
 // command started afterwards is missed). report is called, from the
 // monitor's goroutine, with every violation of that run.
 func StartMonitor(ctx context.Context, tag string, report func(Violation)) (*Monitor, error) {
-	if !tagPattern.get().MatchString(tag) {
+	if !tagPattern.MatchString(tag) {
 		return nil, fmt.Errorf("%w: run tag %q", ErrInvalid, tag)
 	}
 	cmd := exec.CommandContext(ctx, logCommand, StreamArgs(tag)...)

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"cordon.dev/cordon/internal/gitconfig"
 	"cordon.dev/cordon/internal/paths"
@@ -65,24 +64,9 @@ type Cache struct {
 }
 
 var (
-	tagPattern = lazyRegexp{expr: `^[A-Za-z0-9._-]{1,64}$`}
-	ttyPattern = lazyRegexp{expr: `^/dev/ttys[0-9]+$`}
+	tagPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	ttyPattern = regexp.MustCompile(`^/dev/ttys[0-9]+$`)
 )
-
-// lazyRegexp is a pattern compiled when first used, not when cordon
-// starts: every cordon run and hook on Linux would pay for it. A constant
-// expression and a zero sync.Once are data the linker lays out; a
-// sync.OnceValue variable is made by code when the package is initialised.
-type lazyRegexp struct {
-	expr string
-	once sync.Once
-	re   *regexp.Regexp
-}
-
-func (l *lazyRegexp) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
-}
 
 // Profile compiles the policy for one run into a Seatbelt profile for
 // sandbox-exec -p.
@@ -165,7 +149,7 @@ func newCompiler(p *policy.Policy, r Request) (*compiler, error) {
 // check refuses a request the profile could not express faithfully.
 func (c *compiler) check() error {
 	p, r := c.p, c.r
-	if !tagPattern.get().MatchString(r.Tag) {
+	if !tagPattern.MatchString(r.Tag) {
 		return fmt.Errorf("%w: run tag %q (want 1 to 64 letters, digits, '.', '_' or '-')", ErrInvalid, r.Tag)
 	}
 	dirs := [][2]string{{"workspace", p.Workspace}, {"working directory", r.Cwd}, {"home directory", c.home}}
@@ -198,7 +182,7 @@ func (c *compiler) check() error {
 			}
 		}
 	}
-	if r.TTY != "" && !ttyPattern.get().MatchString(r.TTY) {
+	if r.TTY != "" && !ttyPattern.MatchString(r.TTY) {
 		return fmt.Errorf("%w: terminal %q is not a /dev/ttysN device", ErrInvalid, r.TTY)
 	}
 	for _, port := range []int{r.HTTPProxyPort, r.SOCKSProxyPort} {

@@ -2,6 +2,7 @@ package darwin
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -79,7 +80,7 @@ func (e logEntry) fromSandbox() bool {
 // first ("3 duplicate reports for Sandbox: ..."). The process's name is
 // the shortest that fits, so that a refused path that itself reads
 // "(1) deny(1) ..." cannot pose as the report.
-var reportPattern = lazyRegexp{expr: `(?s)^(?:\d+ duplicate reports? for )?Sandbox: (.+?)\((\d+)\) deny\(\d+\) (\S+)(?: (.*))?$`}
+var reportPattern = regexp.MustCompile(`(?s)^(?:\d+ duplicate reports? for )?Sandbox: (.+?)\((\d+)\) deny\(\d+\) (\S+)(?: (.*))?$`)
 
 // logTime is the layout of the log's timestamps.
 const logTime = "2006-01-02 15:04:05.000000-0700"
@@ -104,10 +105,10 @@ func ParseViolation(line []byte) (v Violation, ok bool) {
 		return v, false
 	}
 	tag := msg[i+len(MessagePrefix):]
-	if !tagPattern.get().MatchString(tag) {
+	if !tagPattern.MatchString(tag) {
 		return v, false
 	}
-	m := reportPattern.get().FindStringSubmatch(strings.TrimSpace(msg[:i]))
+	m := reportPattern.FindStringSubmatch(strings.TrimSpace(msg[:i]))
 	if m == nil {
 		return v, false
 	}

@@ -178,7 +178,7 @@ func FuzzParseViolation(f *testing.F) {
 		if !ok {
 			return
 		}
-		if v.Operation == "" || v.Process == "" || v.PID < 0 || !tagPattern.get().MatchString(v.Tag) {
+		if v.Operation == "" || v.Process == "" || v.PID < 0 || !tagPattern.MatchString(v.Tag) {
 			t.Fatalf("parsed %+v from %q", v, line)
 		}
 		if strings.ContainsAny(v.Operation, " \t\n") {

@@ -7,53 +7,37 @@ import (
 	"time"
 )
 
-// An allowed name may not resolve to these: whoever controls a permitted
-// name's DNS records (or any label under a permitted wildcard) would
-// otherwise point it at the host's own services or the cloud metadata
-// endpoint (DNS rebinding). Private ranges (RFC 1918, ULA) are not here:
-// allowing an intranet name is legitimate.
-//
-// The list is made on first use: a run without network never needs it, and
-// parsing the prefixes when the package is initialised was paid by every
-// process of the binary.
-func deniedClasses() []deniedClass {
-	denied.once.Do(func() {
-		denied.classes = []deniedClass{
-			{"a loopback address", prefixes("127.0.0.0/8", "::1/128")},
-			// 0.0.0.0 and :: connect to the local host on Linux.
-			{"an unspecified address", prefixes("0.0.0.0/8", "::/128")},
-			{"a link-local address", prefixes("169.254.0.0/16", "fe80::/10")},
-			{"a multicast address", prefixes("224.0.0.0/4", "ff00::/8")},
-			{"the broadcast address", prefixes("255.255.255.255/32")},
-			// Instance metadata endpoints outside link-local space.
-			{"a cloud metadata address", prefixes(
-				"100.100.100.200/32",     // Alibaba Cloud
-				"168.63.129.16/32",       // Azure WireServer
-				"192.0.0.192/32",         // Oracle Cloud Classic
-				"fd00:ec2::/32",          // AWS: IMDS fd00:ec2::254, DNS, NTP
-				"fd20:ce::254/128",       // Google Cloud, IPv6-only instances
-				"fd00:c1::a9fe:a9fe/128", // Oracle Cloud IPv6
-				"fd00:42::42/128",        // Scaleway
-				"fd00:a9fe:a9fe::1/128",  // Akamai / Linode
-				"fd00:100::100:200/128",  // Alibaba Cloud IPv6
-			)},
-			// Services of a daemon on this host at fixed addresses routed into it,
-			// not carried by an interface: Tailscale's resolver and local API
-			// (Quad100), which answers tailnet names.
-			{"a local service address", prefixes("100.100.100.100/32", "fd7a:115c:a1e0::53/128")},
-		}
-	})
-	return denied.classes
-}
-
-type deniedClass struct {
+// deniedClasses are the addresses an allowed name may not resolve to:
+// whoever controls a permitted name's DNS records (or any label under a
+// permitted wildcard) would otherwise point it at the host's own services
+// or the cloud metadata endpoint (DNS rebinding). Private ranges (RFC 1918,
+// ULA) are not here: allowing an intranet name is legitimate.
+var deniedClasses = []struct {
 	what     string
 	prefixes []netip.Prefix
-}
-
-var denied struct {
-	once    sync.Once
-	classes []deniedClass
+}{
+	{"a loopback address", prefixes("127.0.0.0/8", "::1/128")},
+	// 0.0.0.0 and :: connect to the local host on Linux.
+	{"an unspecified address", prefixes("0.0.0.0/8", "::/128")},
+	{"a link-local address", prefixes("169.254.0.0/16", "fe80::/10")},
+	{"a multicast address", prefixes("224.0.0.0/4", "ff00::/8")},
+	{"the broadcast address", prefixes("255.255.255.255/32")},
+	// Instance metadata endpoints outside link-local space.
+	{"a cloud metadata address", prefixes(
+		"100.100.100.200/32",     // Alibaba Cloud
+		"168.63.129.16/32",       // Azure WireServer
+		"192.0.0.192/32",         // Oracle Cloud Classic
+		"fd00:ec2::/32",          // AWS: IMDS fd00:ec2::254, DNS, NTP
+		"fd20:ce::254/128",       // Google Cloud, IPv6-only instances
+		"fd00:c1::a9fe:a9fe/128", // Oracle Cloud IPv6
+		"fd00:42::42/128",        // Scaleway
+		"fd00:a9fe:a9fe::1/128",  // Akamai / Linode
+		"fd00:100::100:200/128",  // Alibaba Cloud IPv6
+	)},
+	// Services of a daemon on this host at fixed addresses routed into it,
+	// not carried by an interface: Tailscale's resolver and local API
+	// (Quad100), which answers tailnet names.
+	{"a local service address", prefixes("100.100.100.100/32", "fd7a:115c:a1e0::53/128")},
 }
 
 func prefixes(ss ...string) []netip.Prefix {
@@ -75,7 +59,7 @@ const (
 // classify returns the class that makes a an address no name may resolve
 // to, or "". own lists the host's interface addresses.
 func classify(a netip.Addr, own []netip.Addr) string {
-	for _, c := range deniedClasses() {
+	for _, c := range deniedClasses {
 		for _, p := range c.prefixes {
 			if p.Contains(a) {
 				return c.what

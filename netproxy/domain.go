@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/net/idna"
 )
@@ -174,24 +173,12 @@ func parsePort(s string) (int, error) {
 // do: UTS 46 mapping (case, width, compatibility), no STD3 or hyphen checks,
 // which real names ("r3---sn-x.googlevideo.com", "_dmarc") would fail; the
 // characters of the result are checked by normalizeHost.
-// It is made on first use, not when the package is initialised (see
-// deniedClasses).
-func idnaProfile() *idna.Profile {
-	idnaOnce.Do(func() {
-		idnaLookup = idna.New(
-			idna.MapForLookup(),
-			idna.Transitional(false),
-			idna.StrictDomainName(false),
-			idna.CheckHyphens(false),
-			idna.BidiRule(),
-		)
-	})
-	return idnaLookup
-}
-
-var (
-	idnaOnce   sync.Once
-	idnaLookup *idna.Profile
+var idnaProfile = idna.New(
+	idna.MapForLookup(),
+	idna.Transitional(false),
+	idna.StrictDomainName(false),
+	idna.CheckHyphens(false),
+	idna.BidiRule(),
 )
 
 // normalizeHost returns the canonical form of a destination host: a lower
@@ -212,7 +199,7 @@ func normalizeHost(h string) (name string, addr netip.Addr, err error) {
 		return "", a.Unmap(), nil
 	}
 	if !isASCII(h) {
-		a, err := idnaProfile().ToASCII(h)
+		a, err := idnaProfile.ToASCII(h)
 		if err != nil {
 			return "", netip.Addr{}, fmt.Errorf("bad international name: %w", err)
 		}

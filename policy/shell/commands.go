@@ -3,7 +3,6 @@ package shell
 import (
 	"path"
 	"strings"
-	"sync"
 )
 
 // What the classifier knows about commands. A command it does not know is
@@ -11,122 +10,110 @@ import (
 
 // readOnly commands only read and print, whatever their arguments (their
 // redirections are judged separately).
-var readOnly = sync.OnceValue(func() map[string]bool {
-	return set(
-		// files and text
-		"ls", "dir", "vdir", "cat", "tac", "head", "tail", "less", "more", "most", "wc", "grep", "egrep", "fgrep",
-		"ag", "ack", "stat", "file", "basename", "dirname", "realpath", "readlink", "du", "df", "cut", "tr",
-		"diff", "cmp", "comm", "column", "jq", "nl", "fold", "fmt", "paste", "join", "expand", "unexpand", "rev",
-		"look", "strings", "od", "hexdump", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
-		"b2sum", "cksum", "sum", "shasum", "md5", "base32", "base64", "basenc", "zcat", "bzcat", "xzcat", "zstdcat",
-		"lz4cat", "zgrep", "zegrep", "zfgrep", "zless", "zmore", "zdiff", "bzgrep", "xzgrep", "lsattr", "namei",
-		"numfmt", "csvlook", "wdiff", "colordiff", "icdiff", "delta", "bat", "batcat", "fd", "fdfind", "locate",
-		"plocate", "mlocate", "fzf", "glow", "mdcat", "tokei", "cloc", "scc", "zipinfo", "lsar",
-		"nm", "objdump", "readelf", "size", "ldd", "otool", "c++filt", "addr2line", "xmllint", "gron",
-		// the shell and its builtins
-		"echo", "printf", "pwd", "true", "false", "test", "[", ":", "cd", "pushd", "popd", "dirs", "read", "wait",
-		"jobs", "times", "type", "command", "builtin", "eval", "exec", "nohup", "nice", "timeout", "watch",
-		"xargs", "stdbuf", "setsid", "unbuffer", "busybox", "which", "whereis", "whence", "unset", "shift", "exit", "return", "break",
-		"continue", "getopts", "mapfile", "readarray", "set", "shopt", "ulimit", "umask", "unalias", "compgen",
-		"complete", "caller", "history", "fc", "local", "declare", "typeset", "readonly", "export", "let",
-		"sleep", "usleep", "printenv", "env", "tput", "clear", "tty", "logname", "help", "disown", "suspend",
-		// the system, read
-		"id", "whoami", "groups", "users", "uname", "uptime", "w", "who", "last", "ps", "pgrep", "pidof", "top",
-		"htop", "btop", "free", "vmstat", "iostat", "mpstat", "lscpu", "lsblk", "lsof", "lsusb", "lspci", "lsmod",
-		"modinfo", "nproc", "arch", "locale", "cal", "bc", "dc", "expr", "seq", "yes", "getconf", "getent",
-		"findmnt", "blkid", "dig", "nslookup", "host", "ping", "ping6", "traceroute", "tracepath", "mtr",
-		"netstat", "ss", "whois", "sw_vers", "system_profiler", "vm_stat", "man", "info", "apropos", "whatis",
-		"tldr", "cheat", "lsb_release", "hostid", "sensors", "nvidia-smi", "iotop", "pstree", "stty",
-		"shellcheck", "hadolint", "actionlint", "yamllint", "jsonlint", "tsc-version", "date", "hostname",
-		"dmesg", "journalctl", "sysctl",
-	)
-})
+var readOnly = set(
+	// files and text
+	"ls", "dir", "vdir", "cat", "tac", "head", "tail", "less", "more", "most", "wc", "grep", "egrep", "fgrep",
+	"ag", "ack", "stat", "file", "basename", "dirname", "realpath", "readlink", "du", "df", "cut", "tr",
+	"diff", "cmp", "comm", "column", "jq", "nl", "fold", "fmt", "paste", "join", "expand", "unexpand", "rev",
+	"look", "strings", "od", "hexdump", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
+	"b2sum", "cksum", "sum", "shasum", "md5", "base32", "base64", "basenc", "zcat", "bzcat", "xzcat", "zstdcat",
+	"lz4cat", "zgrep", "zegrep", "zfgrep", "zless", "zmore", "zdiff", "bzgrep", "xzgrep", "lsattr", "namei",
+	"numfmt", "csvlook", "wdiff", "colordiff", "icdiff", "delta", "bat", "batcat", "fd", "fdfind", "locate",
+	"plocate", "mlocate", "fzf", "glow", "mdcat", "tokei", "cloc", "scc", "zipinfo", "lsar",
+	"nm", "objdump", "readelf", "size", "ldd", "otool", "c++filt", "addr2line", "xmllint", "gron",
+	// the shell and its builtins
+	"echo", "printf", "pwd", "true", "false", "test", "[", ":", "cd", "pushd", "popd", "dirs", "read", "wait",
+	"jobs", "times", "type", "command", "builtin", "eval", "exec", "nohup", "nice", "timeout", "watch",
+	"xargs", "stdbuf", "setsid", "unbuffer", "busybox", "which", "whereis", "whence", "unset", "shift", "exit", "return", "break",
+	"continue", "getopts", "mapfile", "readarray", "set", "shopt", "ulimit", "umask", "unalias", "compgen",
+	"complete", "caller", "history", "fc", "local", "declare", "typeset", "readonly", "export", "let",
+	"sleep", "usleep", "printenv", "env", "tput", "clear", "tty", "logname", "help", "disown", "suspend",
+	// the system, read
+	"id", "whoami", "groups", "users", "uname", "uptime", "w", "who", "last", "ps", "pgrep", "pidof", "top",
+	"htop", "btop", "free", "vmstat", "iostat", "mpstat", "lscpu", "lsblk", "lsof", "lsusb", "lspci", "lsmod",
+	"modinfo", "nproc", "arch", "locale", "cal", "bc", "dc", "expr", "seq", "yes", "getconf", "getent",
+	"findmnt", "blkid", "dig", "nslookup", "host", "ping", "ping6", "traceroute", "tracepath", "mtr",
+	"netstat", "ss", "whois", "sw_vers", "system_profiler", "vm_stat", "man", "info", "apropos", "whatis",
+	"tldr", "cheat", "lsb_release", "hostid", "sensors", "nvidia-smi", "iotop", "pstree", "stty",
+	"shellcheck", "hadolint", "actionlint", "yamllint", "jsonlint", "tsc-version", "date", "hostname",
+	"dmesg", "journalctl", "sysctl",
+)
 
 // workspaceWrite lists commands known to change the workspace or run the
 // project's code (builds, tests, formatters, editors), with the reason
 // their findings give.
-var workspaceWrite = sync.OnceValue(func() map[string]string {
-	return map[string]string{
-		"make": "builds", "gmake": "builds", "cmake": "builds", "ninja": "builds", "meson": "builds",
-		"bazel": "builds", "bazelisk": "builds", "buck": "builds", "buck2": "builds", "scons": "builds",
-		"gradle": "builds", "gradlew": "builds", "mvn": "builds", "mvnw": "builds", "ant": "builds", "sbt": "builds",
-		"gcc": "compiles", "g++": "compiles", "cc": "compiles", "c++": "compiles", "clang": "compiles",
-		"clang++": "compiles", "rustc": "compiles", "javac": "compiles", "kotlinc": "compiles", "swiftc": "compiles",
-		"tsc": "compiles", "esbuild": "builds", "vite": "builds", "webpack": "builds", "rollup": "builds",
-		"turbo": "builds", "nx": "builds", "swift": "builds", "dotnet": "builds", "zig": "builds", "ld": "links",
-		"as": "assembles", "ar": "writes an archive", "ranlib": "writes an archive", "strip": "rewrites binaries",
-		"pytest": "runs tests", "jest": "runs tests", "vitest": "runs tests", "mocha": "runs tests",
-		"rspec": "runs tests", "phpunit": "runs tests", "tox": "runs tests", "nox": "runs tests",
-		"playwright": "runs tests", "cypress": "runs tests", "ctest": "runs tests", "bats": "runs tests",
-		"prettier": "formats files", "eslint": "lints (runs plugins)", "black": "formats files", "ruff": "lints or formats files",
-		"isort": "formats files", "rustfmt": "formats files", "clang-format": "formats files", "mypy": "type-checks (writes a cache)",
-		"pyright": "type-checks", "biome": "formats files", "stylelint": "lints", "golangci-lint": "lints (writes a cache)",
-		"staticcheck": "lints", "pre-commit": "runs hooks", "terraform": "manages infrastructure",
-		"vim": "edits files", "vi": "edits files", "nvim": "edits files", "nano": "edits files", "emacs": "edits files",
-		"code": "opens an editor", "ed": "edits files", "patch": "patches files",
-		"split": "writes files", "csplit": "writes files", "mktemp": "creates a temporary file", "mkfifo": "creates a pipe",
-		"ssh": "connects to another machine", "scp": "copies over the network", "sftp": "copies over the network",
-		"rsync": "copies files", "nc": "opens network connections", "ncat": "opens network connections",
-		"socat": "opens network connections", "telnet": "opens network connections", "ftp": "opens network connections",
-		"open": "opens a file with another application", "xdg-open": "opens a file with another application",
-		"npx": "runs a package (may download it)", "bunx": "runs a package (may download it)",
-		"pkill": "signals processes", "killall": "signals processes", "git-lfs": "manages large files",
-		"gh": "uses the GitHub API", "glab": "uses the GitLab API", "hub": "uses the GitHub API",
-		"sqlite3": "opens a database", "psql": "connects to a database", "mysql": "connects to a database",
-		"redis-cli": "connects to a database", "mongosh": "connects to a database",
-	}
-})
+var workspaceWrite = map[string]string{
+	"make": "builds", "gmake": "builds", "cmake": "builds", "ninja": "builds", "meson": "builds",
+	"bazel": "builds", "bazelisk": "builds", "buck": "builds", "buck2": "builds", "scons": "builds",
+	"gradle": "builds", "gradlew": "builds", "mvn": "builds", "mvnw": "builds", "ant": "builds", "sbt": "builds",
+	"gcc": "compiles", "g++": "compiles", "cc": "compiles", "c++": "compiles", "clang": "compiles",
+	"clang++": "compiles", "rustc": "compiles", "javac": "compiles", "kotlinc": "compiles", "swiftc": "compiles",
+	"tsc": "compiles", "esbuild": "builds", "vite": "builds", "webpack": "builds", "rollup": "builds",
+	"turbo": "builds", "nx": "builds", "swift": "builds", "dotnet": "builds", "zig": "builds", "ld": "links",
+	"as": "assembles", "ar": "writes an archive", "ranlib": "writes an archive", "strip": "rewrites binaries",
+	"pytest": "runs tests", "jest": "runs tests", "vitest": "runs tests", "mocha": "runs tests",
+	"rspec": "runs tests", "phpunit": "runs tests", "tox": "runs tests", "nox": "runs tests",
+	"playwright": "runs tests", "cypress": "runs tests", "ctest": "runs tests", "bats": "runs tests",
+	"prettier": "formats files", "eslint": "lints (runs plugins)", "black": "formats files", "ruff": "lints or formats files",
+	"isort": "formats files", "rustfmt": "formats files", "clang-format": "formats files", "mypy": "type-checks (writes a cache)",
+	"pyright": "type-checks", "biome": "formats files", "stylelint": "lints", "golangci-lint": "lints (writes a cache)",
+	"staticcheck": "lints", "pre-commit": "runs hooks", "terraform": "manages infrastructure",
+	"vim": "edits files", "vi": "edits files", "nvim": "edits files", "nano": "edits files", "emacs": "edits files",
+	"code": "opens an editor", "ed": "edits files", "patch": "patches files",
+	"split": "writes files", "csplit": "writes files", "mktemp": "creates a temporary file", "mkfifo": "creates a pipe",
+	"ssh": "connects to another machine", "scp": "copies over the network", "sftp": "copies over the network",
+	"rsync": "copies files", "nc": "opens network connections", "ncat": "opens network connections",
+	"socat": "opens network connections", "telnet": "opens network connections", "ftp": "opens network connections",
+	"open": "opens a file with another application", "xdg-open": "opens a file with another application",
+	"npx": "runs a package (may download it)", "bunx": "runs a package (may download it)",
+	"pkill": "signals processes", "killall": "signals processes", "git-lfs": "manages large files",
+	"gh": "uses the GitHub API", "glab": "uses the GitLab API", "hub": "uses the GitHub API",
+	"sqlite3": "opens a database", "psql": "connects to a database", "mysql": "connects to a database",
+	"redis-cli": "connects to a database", "mongosh": "connects to a database",
+}
 
 // interpreters run a program given as a file, inline code, or their input.
-var interpreters = sync.OnceValue(func() map[string]bool {
-	return set("python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
-		"ruby", "perl", "php", "lua", "luajit", "Rscript", "julia", "tclsh", "groovy", "elixir", "erl", "java")
-})
+var interpreters = set("python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
+	"ruby", "perl", "php", "lua", "luajit", "Rscript", "julia", "tclsh", "groovy", "elixir", "erl", "java")
 
 // inlineCode are the options that give an interpreter its code as text.
-var inlineCode = sync.OnceValue(func() map[string]bool {
-	return set("-c", "-e", "-E", "--eval", "-p", "--print", "-r")
-})
+var inlineCode = set("-c", "-e", "-E", "--eval", "-p", "--print", "-r")
 
 // downloaders are commands whose output comes from the network.
-var downloaders = sync.OnceValue(func() map[string]bool {
-	return set("curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat", "netcat",
-		"socat", "ftp", "tftp", "lftp", "ssh", "lynx", "w3m", "links", "gh", "aws", "gsutil", "scp")
-})
+var downloaders = set("curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat", "netcat",
+	"socat", "ftp", "tftp", "lftp", "ssh", "lynx", "w3m", "links", "gh", "aws", "gsutil", "scp")
 
 // dangerous commands change the system whatever their arguments.
-var dangerous = sync.OnceValue(func() map[string]string {
-	return map[string]string{
-		"mkfs": "creates a file system", "mke2fs": "creates a file system", "mkswap": "formats swap",
-		"wipefs": "erases file system signatures", "blkdiscard": "discards a device", "badblocks": "tests a device",
-		"hdparm": "changes disk settings", "cryptsetup": "manages encrypted devices", "losetup": "manages loop devices",
-		"mdadm": "manages RAID devices", "pvcreate": "manages volumes", "vgcreate": "manages volumes",
-		"lvcreate": "manages volumes", "lvremove": "manages volumes", "vgremove": "manages volumes",
-		"pvremove": "manages volumes", "zpool": "manages storage pools", "zfs": "manages file systems",
-		"btrfs": "manages file systems", "umount": "unmounts file systems", "swapoff": "disables swap",
-		"insmod": "loads a kernel module", "rmmod": "unloads a kernel module", "modprobe": "loads kernel modules",
-		"depmod": "changes kernel module data", "kexec": "boots another kernel",
-		"shutdown": "shuts the machine down", "reboot": "reboots the machine", "halt": "halts the machine",
-		"poweroff": "powers the machine off", "init": "changes the run level", "telinit": "changes the run level",
-		"killall5": "signals every process", "chattr": "changes file attributes", "setcap": "grants capabilities",
-		"chcon": "changes security contexts", "setenforce": "changes SELinux enforcement",
-		"useradd": "manages users", "userdel": "manages users", "usermod": "manages users", "adduser": "manages users",
-		"deluser": "manages users", "groupadd": "manages groups", "groupdel": "manages groups", "groupmod": "manages groups",
-		"passwd": "changes passwords", "chpasswd": "changes passwords", "chsh": "changes a login shell",
-		"chfn": "changes user information", "gpasswd": "manages groups", "newgrp": "changes group",
-		"visudo": "edits sudo rules", "vipw": "edits the user database", "vigr": "edits the group database",
-		"at": "schedules a command outside this session", "batch": "schedules a command outside this session",
-		"atrm": "removes scheduled commands", "systemd-run": "runs a command as a service outside the sandbox",
-		"nsenter": "enters other namespaces", "unshare": "changes namespaces", "setpriv": "changes privileges",
-		"capsh": "changes capabilities", "pivot_root": "changes the root file system", "ldconfig": "changes the library cache",
-		"update-alternatives": "changes system alternatives", "update-grub": "changes the boot loader",
-		"grub-install": "changes the boot loader", "efibootmgr": "changes boot entries", "osascript": "automates other applications",
-		"screen": "controls terminal sessions outside the sandbox", "tmux": "controls terminal sessions outside the sandbox",
-		"pkexec": "runs as another user", "sudo": "runs as another user", "su": "runs as another user",
-		"doas": "runs as another user", "runuser": "runs as another user", "sudoedit": "edits files as another user",
-		"chroot": "changes the root directory",
-	}
-})
+var dangerous = map[string]string{
+	"mkfs": "creates a file system", "mke2fs": "creates a file system", "mkswap": "formats swap",
+	"wipefs": "erases file system signatures", "blkdiscard": "discards a device", "badblocks": "tests a device",
+	"hdparm": "changes disk settings", "cryptsetup": "manages encrypted devices", "losetup": "manages loop devices",
+	"mdadm": "manages RAID devices", "pvcreate": "manages volumes", "vgcreate": "manages volumes",
+	"lvcreate": "manages volumes", "lvremove": "manages volumes", "vgremove": "manages volumes",
+	"pvremove": "manages volumes", "zpool": "manages storage pools", "zfs": "manages file systems",
+	"btrfs": "manages file systems", "umount": "unmounts file systems", "swapoff": "disables swap",
+	"insmod": "loads a kernel module", "rmmod": "unloads a kernel module", "modprobe": "loads kernel modules",
+	"depmod": "changes kernel module data", "kexec": "boots another kernel",
+	"shutdown": "shuts the machine down", "reboot": "reboots the machine", "halt": "halts the machine",
+	"poweroff": "powers the machine off", "init": "changes the run level", "telinit": "changes the run level",
+	"killall5": "signals every process", "chattr": "changes file attributes", "setcap": "grants capabilities",
+	"chcon": "changes security contexts", "setenforce": "changes SELinux enforcement",
+	"useradd": "manages users", "userdel": "manages users", "usermod": "manages users", "adduser": "manages users",
+	"deluser": "manages users", "groupadd": "manages groups", "groupdel": "manages groups", "groupmod": "manages groups",
+	"passwd": "changes passwords", "chpasswd": "changes passwords", "chsh": "changes a login shell",
+	"chfn": "changes user information", "gpasswd": "manages groups", "newgrp": "changes group",
+	"visudo": "edits sudo rules", "vipw": "edits the user database", "vigr": "edits the group database",
+	"at": "schedules a command outside this session", "batch": "schedules a command outside this session",
+	"atrm": "removes scheduled commands", "systemd-run": "runs a command as a service outside the sandbox",
+	"nsenter": "enters other namespaces", "unshare": "changes namespaces", "setpriv": "changes privileges",
+	"capsh": "changes capabilities", "pivot_root": "changes the root file system", "ldconfig": "changes the library cache",
+	"update-alternatives": "changes system alternatives", "update-grub": "changes the boot loader",
+	"grub-install": "changes the boot loader", "efibootmgr": "changes boot entries", "osascript": "automates other applications",
+	"screen": "controls terminal sessions outside the sandbox", "tmux": "controls terminal sessions outside the sandbox",
+	"pkexec": "runs as another user", "sudo": "runs as another user", "su": "runs as another user",
+	"doas": "runs as another user", "runuser": "runs as another user", "sudoedit": "edits files as another user",
+	"chroot": "changes the root directory",
+}
 
 func set(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
@@ -137,28 +124,15 @@ func set(names ...string) map[string]bool {
 }
 
 // systemBinDirs are where a path-qualified command is the system's own.
-var systemBinDirs = sync.OnceValue(func() map[string]bool {
-	return set("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin", "/opt/homebrew/bin")
-})
+var systemBinDirs = set("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin", "/opt/homebrew/bin")
 
 // judges are the functions that classify the commands whose level
-// depends on their arguments, by command name. The table is built on first
-// use, not when the package is initialised: most processes of cordon's
-// binary (a cold run, the sandbox's init) never classify a command, and
-// building it cost every start 0.03 ms and about 0.15 MB of peak RSS in
-// page faults (both tables, this and handlers).
-func judges() map[string]func(j *judge) {
-	judgesOnce.Do(buildJudges)
-	return judgeTable
-}
+// depends on their arguments, by command name. Filled by init: the judges
+// themselves classify commands, through it.
+var judges map[string]func(j *judge)
 
-var (
-	judgesOnce sync.Once
-	judgeTable map[string]func(j *judge)
-)
-
-func buildJudges() {
-	judges := map[string]func(j *judge){
+func init() {
+	judges = map[string]func(j *judge){
 		"rm": judgeRm, "rmdir": judgeRmdir, "unlink": judgeRmdir, "shred": judgeShred,
 		"cp": judgeCpMv, "mv": judgeCpMv, "ln": judgeLn, "install": judgeInstall,
 		"mkdir":    judgeTargets(optSpec{flags: "pv", args: "mZ", long: " parents verbose ", longArgs: " mode context "}, "creates"),
@@ -206,12 +180,11 @@ func buildJudges() {
 	for _, sh := range shells {
 		judges[sh] = judgeShell
 	}
-	for name := range interpreters() {
+	for name := range interpreters {
 		judges[name] = judgeInterpreter
 	}
 	judges["source"] = judgeSource
 	judges["."] = judgeSource
-	judgeTable = judges
 }
 
 func judgeReadOnly(j *judge) {}
@@ -222,7 +195,7 @@ func (j *judge) command() {
 	c := j.c
 	name := c.Name.Value
 	base := c.Base()
-	if strings.Contains(name, "/") && !systemBinDirs()[path.Dir(path.Clean(name))] {
+	if strings.Contains(name, "/") && !systemBinDirs[path.Dir(path.Clean(name))] {
 		// a program chosen by path is whatever that file is
 		j.needf(WorkspaceWrite, "runs the program %s", name)
 		return
@@ -230,18 +203,18 @@ func (j *judge) command() {
 	if strings.HasPrefix(base, "mkfs") {
 		base = "mkfs"
 	}
-	if fn := judges()[base]; fn != nil {
+	if fn := judges[base]; fn != nil {
 		fn(j)
 		return
 	}
-	if why, ok := dangerous()[base]; ok {
+	if why, ok := dangerous[base]; ok {
 		j.need(DangerFullAccess, why)
 		return
 	}
-	if readOnly()[base] {
+	if readOnly[base] {
 		return
 	}
-	if why := workspaceWrite()[base]; why != "" {
+	if why := workspaceWrite[base]; why != "" {
 		j.need(WorkspaceWrite, why)
 		return
 	}
@@ -621,7 +594,7 @@ func sedArgs(args []Word) (scripts, files []Word, inPlace, sandbox, fromFile boo
 // rules cannot see, or "".
 func runsText(c *Command, stdin *Word) string {
 	base, args := c.Base(), c.Args
-	if interpreters()[base] || strings.HasPrefix(base, "python") {
+	if interpreters[base] || strings.HasPrefix(base, "python") {
 		// python3 -c 'import os; os.system("curl x")', perl -ne '`curl x`'
 		for _, code := range interpreterCode(args, stdin) {
 			if !code.Dynamic && spawns(code.Value) {
@@ -812,7 +785,7 @@ func interpreterCode(args []Word, stdin *Word) []Word {
 		switch {
 		case args[i].Dynamic:
 			file = true
-		case inlineCode()[v] || len(v) > 2 && v[0] == '-' && v[1] != '-' && strings.ContainsAny(v[len(v)-1:], "ceE"):
+		case inlineCode[v] || len(v) > 2 && v[0] == '-' && v[1] != '-' && strings.ContainsAny(v[len(v)-1:], "ceE"):
 			if i+1 < len(args) {
 				out = append(out, args[i+1])
 				i++
@@ -1670,7 +1643,7 @@ func (j *judge) scriptOperand(interpreter bool) (script *Word, ok bool) {
 				return &args[i+1], true
 			}
 			return nil, true
-		case interpreter && inlineCode()[v]:
+		case interpreter && inlineCode[v]:
 			if i+1 < len(args) && args[i+1].Dynamic {
 				return &args[i+1], true
 			}
@@ -1722,7 +1695,7 @@ func (j *judge) pipedScript() {
 	for _, s := range shells {
 		isShell = isShell || base == s
 	}
-	if !isShell && !interpreters()[base] {
+	if !isShell && !interpreters[base] {
 		return
 	}
 	script, ok := j.scriptOperand(!isShell)
@@ -1742,7 +1715,7 @@ func (j *judge) pipedScript() {
 	download := false
 	for _, u := range c.Upstream {
 		from = append(from, u)
-		download = download || downloaders()[u]
+		download = download || downloaders[u]
 	}
 	cmd := j.text()
 	if len(from) > 0 {

@@ -3,33 +3,28 @@ package shell
 import (
 	"slices"
 	"strings"
-	"sync"
 )
 
 // gitReadOnly are the git subcommands that only read, whatever their
 // arguments (those with write options are judged in judgeGit).
-var gitReadOnly = sync.OnceValue(func() map[string]bool {
-	return set("status", "log", "diff", "show", "blame", "annotate", "grep", "rev-parse", "describe",
-		"ls-files", "ls-tree", "ls-remote", "cat-file", "shortlog", "rev-list", "merge-base", "name-rev",
-		"for-each-ref", "show-ref", "count-objects", "check-ignore", "check-attr", "check-ref-format",
-		"check-mailmap", "var", "help", "version", "whatchanged", "range-diff", "diff-tree", "diff-files",
-		"diff-index", "show-branch", "cherry", "verify-commit", "verify-tag", "verify-pack", "fsck",
-		"get-tar-commit-id", "column", "show-index", "archive", "hash-object", "apply")
-})
+var gitReadOnly = set("status", "log", "diff", "show", "blame", "annotate", "grep", "rev-parse", "describe",
+	"ls-files", "ls-tree", "ls-remote", "cat-file", "shortlog", "rev-list", "merge-base", "name-rev",
+	"for-each-ref", "show-ref", "count-objects", "check-ignore", "check-attr", "check-ref-format",
+	"check-mailmap", "var", "help", "version", "whatchanged", "range-diff", "diff-tree", "diff-files",
+	"diff-index", "show-branch", "cherry", "verify-commit", "verify-tag", "verify-pack", "fsck",
+	"get-tar-commit-id", "column", "show-index", "archive", "hash-object", "apply")
 
 // gitBuiltin are git's own commands, which no alias replaces.
-var gitBuiltin = sync.OnceValue(func() map[string]bool {
-	return set("add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
-		"check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry",
-		"cherry-pick", "clean", "clone", "commit", "commit-graph", "commit-tree", "config", "count-objects", "describe",
-		"diff", "diff-files", "diff-index", "diff-tree", "difftool", "fetch", "filter-branch", "format-patch", "fsck",
-		"gc", "grep", "hash-object", "help", "init", "log", "ls-files", "ls-remote", "ls-tree", "maintenance", "merge",
-		"merge-base", "mergetool", "mv", "name-rev", "notes", "prune", "pull", "push", "range-diff", "read-tree", "rebase",
-		"reflog", "remote", "repack", "replace", "reset", "restore", "rev-list", "rev-parse", "revert", "rm", "send-email",
-		"shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash", "status", "submodule", "switch",
-		"symbolic-ref", "tag", "update-index", "update-ref", "var", "verify-commit", "verify-tag", "version",
-		"whatchanged", "worktree", "write-tree", "for-each-ref", "for-each-repo", "request-pull", "gui", "instaweb")
-})
+var gitBuiltin = set("add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
+	"check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry",
+	"cherry-pick", "clean", "clone", "commit", "commit-graph", "commit-tree", "config", "count-objects", "describe",
+	"diff", "diff-files", "diff-index", "diff-tree", "difftool", "fetch", "filter-branch", "format-patch", "fsck",
+	"gc", "grep", "hash-object", "help", "init", "log", "ls-files", "ls-remote", "ls-tree", "maintenance", "merge",
+	"merge-base", "mergetool", "mv", "name-rev", "notes", "prune", "pull", "push", "range-diff", "read-tree", "rebase",
+	"reflog", "remote", "repack", "replace", "reset", "restore", "rev-list", "rev-parse", "revert", "rm", "send-email",
+	"shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash", "status", "submodule", "switch",
+	"symbolic-ref", "tag", "update-index", "update-ref", "var", "verify-commit", "verify-tag", "version",
+	"whatchanged", "worktree", "write-tree", "for-each-ref", "for-each-repo", "request-pull", "gui", "instaweb")
 
 // gitGlobals are git's options before its subcommand.
 type gitGlobals struct {
@@ -116,7 +111,7 @@ func gitCommand(args []Word) []Word {
 			kv := g.configs[k].kv
 			key, val, _ := strings.Cut(kv.Value, "=")
 			name, ok := strings.CutPrefix(strings.ToLower(key), "alias.")
-			if !ok || name != strings.ToLower(cmd[0].Value) || gitBuiltin()[cmd[0].Value] {
+			if !ok || name != strings.ToLower(cmd[0].Value) || gitBuiltin[cmd[0].Value] {
 				// git ignores an alias named as one of its commands
 				continue
 			}
@@ -325,7 +320,7 @@ func (j *judge) gitSub(sub string, rest []Word) (Level, string) {
 			return DangerFullAccess, "git grep -O" + pager + ": runs a command"
 		}
 	}
-	if gitReadOnly()[sub] {
+	if gitReadOnly[sub] {
 		return ReadOnly, ""
 	}
 	return WorkspaceWrite, "git " + sub

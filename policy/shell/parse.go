@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -866,11 +865,9 @@ func (p *parser) assign(a *syntax.Assign) Assign {
 
 // varNameBuiltins take variable names, whose array subscripts bash
 // evaluates as arithmetic, command substitutions included.
-var varNameBuiltins = sync.OnceValue(func() map[string]bool {
-	return map[string]bool{"printf": true, "read": true, "unset": true, "mapfile": true, "readarray": true,
-		"getopts": true, "test": true, "[": true, "let": true, "wait": true, "declare": true, "typeset": true, "local": true,
-		"export": true, "readonly": true, "printf -v": true}
-})
+var varNameBuiltins = map[string]bool{"printf": true, "read": true, "unset": true, "mapfile": true, "readarray": true,
+	"getopts": true, "test": true, "[": true, "let": true, "wait": true, "declare": true, "typeset": true, "local": true,
+	"export": true, "readonly": true, "printf -v": true}
 
 // codeInNames says why literal text in a command would be evaluated as
 // code later: an assignment of text that looks like a command
@@ -882,7 +879,7 @@ func codeInNames(words []Word, assigns []Assign) string {
 			return a.Name + " is assigned text that bash may evaluate as code"
 		}
 	}
-	if len(words) == 0 || words[0].Dynamic || !varNameBuiltins()[path.Base(words[0].Value)] {
+	if len(words) == 0 || words[0].Dynamic || !varNameBuiltins[path.Base(words[0].Value)] {
 		return ""
 	}
 	for _, w := range words[1:] {

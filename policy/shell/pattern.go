@@ -363,7 +363,7 @@ func newAllowForms(c *Command) allowForms {
 	var af allowForms
 	argv := c.Argv()
 	af.inner = []string{strings.Join(argv, sep)}
-	if n := c.Name.Value; strings.Contains(n, "/") && systemBinDirs()[path.Dir(path.Clean(n))] {
+	if n := c.Name.Value; strings.Contains(n, "/") && systemBinDirs[path.Dir(path.Clean(n))] {
 		af.inner = append(af.inner, strings.Join(append([]string{path.Base(n)}, argv[1:]...), sep))
 	}
 	af.transparent = true
@@ -425,7 +425,7 @@ func (p Pattern) allows(c *Command, af allowForms) bool {
 func transparentWrapper(w Wrapper) bool {
 	if len(w.Args) > 0 {
 		n := w.Args[0].Value
-		if w.Args[0].Dynamic || strings.Contains(n, "/") && !systemBinDirs()[path.Dir(path.Clean(n))] {
+		if w.Args[0].Dynamic || strings.Contains(n, "/") && !systemBinDirs[path.Dir(path.Clean(n))] {
 			return false
 		}
 	}

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"strings"
-	"sync"
 )
 
 // Package managers, language toolchains, container and cloud tools.
@@ -255,10 +254,8 @@ func judgeRustup(j *judge) {
 
 // containerReadOnly are the docker subcommands (and subcommands of its
 // object commands) that only read.
-var containerReadOnly = sync.OnceValue(func() map[string]bool {
-	return set("ps", "images", "inspect", "logs", "version", "info", "top", "port", "stats",
-		"history", "search", "diff", "events", "ls", "list", "df", "show", "config", "help")
-})
+var containerReadOnly = set("ps", "images", "inspect", "logs", "version", "info", "top", "port", "stats",
+	"history", "search", "diff", "events", "ls", "list", "df", "show", "config", "help")
 
 func judgeDocker(j *judge) {
 	s, rest := sub(j.c.Args, "-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--url", "--connection")
@@ -268,13 +265,13 @@ func judgeDocker(j *judge) {
 	case "container", "image", "network", "volume", "system", "context", "compose", "buildx", "manifest",
 		"plugin", "node", "service", "stack", "secret", "trust", "machine", "pod", "builder":
 		s2, _ := sub(rest, "-f", "--file", "-p", "--project-name", "--env-file", "--profile", "--project-directory")
-		if s2 == "" || containerReadOnly()[s2] || s == "compose" && (s2 == "images" || s2 == "top" || s2 == "port" || s2 == "version") {
+		if s2 == "" || containerReadOnly[s2] || s == "compose" && (s2 == "images" || s2 == "top" || s2 == "port" || s2 == "version") {
 			return
 		}
 		j.needf(DangerFullAccess, "%s %s %s: controls the container daemon (root-equivalent)", j.c.Base(), s, s2)
 		return
 	}
-	if containerReadOnly()[s] {
+	if containerReadOnly[s] {
 		return
 	}
 	j.needf(DangerFullAccess, "%s %s: controls the container daemon (root-equivalent)", j.c.Base(), s)

@@ -4,7 +4,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -36,20 +35,12 @@ const (
 
 type handler func(p *parser, c *call) unwrapped
 
-// handlers see through the wrappers, by name; built on first use, as
-// judges are.
-func handlers() map[string]handler {
-	handlersOnce.Do(buildHandlers)
-	return handlerTable
-}
+// handlers see through the wrappers, by name. Filled by init: the
+// handlers themselves parse commands, through it.
+var handlers map[string]handler
 
-var (
-	handlersOnce sync.Once
-	handlerTable map[string]handler
-)
-
-func buildHandlers() {
-	handlers := map[string]handler{
+func init() {
+	handlers = map[string]handler{
 		"sudo":             argvWrapper("sudo", sudoOpts),
 		"doas":             argvWrapper("doas", optSpec{flags: "Lns", args: "Cu"}),
 		"pkexec":           argvWrapper("pkexec", optSpec{long: " disable-internal-agent keep-cwd help version ", longArgs: " user "}),
@@ -153,7 +144,6 @@ func buildHandlers() {
 	for _, sh := range shells {
 		handlers[sh] = shellWrapper
 	}
-	handlerTable = handlers
 }
 
 // archWrapper handles macOS's arch -x86_64 [-e NAME=VALUE] [-d NAME] command
@@ -231,7 +221,7 @@ func runsOperand(base string) bool {
 		"micromamba", "pnpm", "yarn", "direnv", "mise", "source", ".":
 		return base == "source" || base == "."
 	}
-	return handlers()[base] != nil || interpreters()[base]
+	return handlers[base] != nil || interpreters[base]
 }
 
 // shells are the programs whose -c argument is a shell script.
@@ -262,7 +252,7 @@ func (p *parser) call(c *call) {
 			p.record(c)
 			return
 		}
-		h := handlers()[path.Base(name.Value)]
+		h := handlers[path.Base(name.Value)]
 		if h == nil {
 			p.record(c)
 			return

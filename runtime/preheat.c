@@ -17,11 +17,12 @@
  * that will start a sandbox itself calls it.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -35,54 +36,25 @@ static int primed;
 /* cordon_cgroups_primed reports whether cordon_prime_cgroups started. */
 int cordon_cgroups_primed(void) { return primed; }
 
-/* append copies s to *p, within end; -1 when it does not fit. */
-static int append(char **p, const char *end, const char *s, size_t n)
-{
-	if ((size_t)(end - *p) <= n)
-		return -1;
-	memcpy(*p, s, n);
-	*p += n;
-	**p = 0;
-	return 0;
-}
-
 /* own_cgroup_procs writes the path of this process's cgroup.procs into
  * out: in the unified hierarchy when /sys/fs/cgroup is one, else in the
- * pids controller's (the lock is global; any hierarchy will do).
- *
- * With read(2) and no stdio: a FILE is malloc'd, and the first malloc of
- * a thread other than the main one makes it an arena of its own; with
- * printf's engine, that was some 200 kB of a cold run's peak RSS in page
- * faults, for a file of a few hundred bytes. */
+ * pids controller's (the lock is global; any hierarchy will do). */
 static int own_cgroup_procs(char *out, size_t n)
 {
 	struct statfs fs;
 	if (statfs("/sys/fs/cgroup", &fs) != 0)
 		return -1;
 	int unified = fs.f_type == CGROUP2_SUPER_MAGIC;
-	char buf[8192];
-	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
 		return -1;
-	size_t len = 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-		if (len == sizeof(buf) - 1)
-			break; /* longer than any this machine writes: the lines read are used */
-	}
-	close(fd);
-	buf[len] = 0;
-	for (char *line = buf, *next; line < buf + len && *line; line = next) {
-		char *nl = strchr(line, '\n');
-		if (!nl)
-			break; /* a cut line */
-		*nl = 0;
-		next = nl + 1;
+	int found = -1;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[len - 1] = 0;
 		/* ID:CONTROLLERS:PATH */
 		char *controllers = strchr(line, ':');
 		if (!controllers)
@@ -99,35 +71,25 @@ static int own_cgroup_procs(char *out, size_t n)
 				match |= strcmp(c, "pids") == 0;
 		if (!match || path[0] != '/')
 			continue;
-		char *p = out, *end = out + n;
-		const char *hier = unified ? "/sys/fs/cgroup" : "/sys/fs/cgroup/pids";
-		if (append(&p, end, hier, strlen(hier)) != 0 || append(&p, end, path, strlen(path)) != 0 ||
-		    append(&p, end, "/cgroup.procs", strlen("/cgroup.procs")) != 0)
-			return -1;
-		return 0;
+		int w = snprintf(out, n, "%s%s/cgroup.procs", unified ? "/sys/fs/cgroup" : "/sys/fs/cgroup/pids", path);
+		found = w > 0 && (size_t)w < n ? 0 : -1;
+		break;
 	}
-	return -1;
+	free(line);
+	fclose(f);
+	return found;
 }
 
 static void *prime(void *arg)
 {
 	(void)arg;
-	char path[PATH_MAX], pid[24];
+	char path[PATH_MAX];
 	if (own_cgroup_procs(path, sizeof(path)) != 0)
 		return NULL;
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	/* the pid in decimal, without printf (see own_cgroup_procs) */
-	char *p = pid + sizeof(pid);
-	for (unsigned v = (unsigned)getpid();; v /= 10) {
-		*--p = (char)('0' + v % 10);
-		if (v < 10)
-			break;
-	}
-	if (write(fd, p, (size_t)(pid + sizeof(pid) - p)) < 0) {
-		/* nothing moved either way */
-	}
+	dprintf(fd, "%d", (int)getpid()); /* nothing moves either way */
 	close(fd);
 	return NULL;
 }

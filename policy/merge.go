@@ -88,19 +88,25 @@ func (m *merger) ignored(key, value string, src Source, reason string) {
 	m.rep.Ignored = append(m.rep.Ignored, IgnoredReport{Key: key, Value: value, Source: src.String(), Reason: reason})
 }
 
+// dropOpeningLists drops, reporting them, the sandbox's lists whose
+// entries open it: the commands run outside it, the domains, sockets and
+// Mach services it may reach, and the paths it may read and write.
+func (m *merger) dropOpeningLists(l *layer, reason string) {
+	m.dropList("sandbox.excludedCommands", &l.excludedCommands, reason)
+	m.dropList("sandbox.network.allowedDomains", &l.allowedDomains, reason)
+	m.dropList("sandbox.network.allowUnixSockets", &l.unixSockets, reason)
+	m.dropList("sandbox.network.allowMachLookup", &l.machLookup, reason)
+	m.dropList("sandbox.filesystem.allowRead", &l.allowRead, reason)
+	m.dropList("sandbox.filesystem.allowWrite", &l.allowWrite, reason)
+}
+
 // untrusted strips from a workspace layer everything that would widen the
 // sandbox, reporting it.
 func (m *merger) untrusted(l *layer) {
-	dropList := func(key string, es *[]entry) { m.dropList(key, es, untrustedReason) }
-	dropList("sandbox.excludedCommands", &l.excludedCommands)
-	dropList("sandbox.network.allowedDomains", &l.allowedDomains)
-	dropList("sandbox.network.allowUnixSockets", &l.unixSockets)
-	dropList("sandbox.network.allowMachLookup", &l.machLookup)
-	dropList("sandbox.filesystem.allowRead", &l.allowRead)
-	dropList("sandbox.filesystem.allowWrite", &l.allowWrite)
-	dropList("permissions.allow", &l.permAllow)
-	dropList("permissions.additionalDirectories", &l.additionalDirs)
-	dropList("cordon.env.allow", &l.envAllow)
+	m.dropOpeningLists(l, untrustedReason)
+	m.dropList("permissions.allow", &l.permAllow, untrustedReason)
+	m.dropList("permissions.additionalDirectories", &l.additionalDirs, untrustedReason)
+	m.dropList("cordon.env.allow", &l.envAllow, untrustedReason)
 	for k, v := range l.envSet {
 		m.ignored("cordon.env.set."+k, v.V, v.Src, untrustedReason)
 	}
@@ -236,14 +242,8 @@ func adminRequired(layers []*layer) string {
 // The workspace's permission rules stay: they decide Claude Code's tools.
 func (m *merger) adminRequired(l *layer, why string) {
 	reason := "the sandbox is admin-required (" + why + "): a workspace's settings may not loosen it"
-	dropList := func(key string, es *[]entry) { m.dropList(key, es, reason) }
-	dropList("sandbox.excludedCommands", &l.excludedCommands)
-	dropList("sandbox.network.allowedDomains", &l.allowedDomains)
-	dropList("sandbox.network.allowUnixSockets", &l.unixSockets)
-	dropList("sandbox.network.allowMachLookup", &l.machLookup)
-	dropList("sandbox.filesystem.allowRead", &l.allowRead)
-	dropList("sandbox.filesystem.allowWrite", &l.allowWrite)
-	dropList("permissions.additionalDirectories", &l.additionalDirs)
+	m.dropOpeningLists(l, reason)
+	m.dropList("permissions.additionalDirectories", &l.additionalDirs, reason)
 	m.dropIgnoreViolations(l, reason)
 	m.dropProxies(l, reason)
 	m.dropLoosening([]boolSwitch{

@@ -3,12 +3,20 @@
 package integration
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Masked credentials end to end (issue 25): real clients in the sandbox
@@ -245,6 +253,39 @@ curl -sS --max-time 20 -o /dev/null -H "X-Token: $GH_TOKEN" http://allowed.cordo
 				}
 			}
 		})
+		// sandbox-runtime's tlsTerminate, without a masked credential: a
+		// CA of the user's ends the TLS of every allowed host but the
+		// excluded ones, and the sandbox trusts the extra roots too;
+		// under refuseOpaqueTunnels HTTPS still works.
+		t.Run("tlsTerminate with the user's CA", func(t *testing.T) {
+			tb := newBox(t, c)
+			caCert, caKey := writeUserCA(t, tb.dir, "cordon-it user CA")
+			extra, _ := writeUserCA(t, tb.dir, "cordon-it extra root")
+			tt := filepath.Join(tb.dir, "tls.json")
+			must(t, os.WriteFile(tt, []byte(fmt.Sprintf(`{"sandbox": {"network": {"refuseOpaqueTunnels": true, "tlsTerminate": {"caCertPath": %q, "caKeyPath": %q,
+  "excludeDomains": ["sub.wild.cordon-test"], "extraCaCertPaths": [%q]}}}}`, caCert, caKey, extra)), 0o644))
+			tb.chown()
+			tok := "t" + randomHex(6)
+			r := tb.runSpec(runSpec{flags: append([]string{"--settings", tt}, netPolicy...), env: []string{"SSL_CERT_FILE=" + roots},
+				args: []string{"sh", "-c", `curl -sS -v --max-time 20 https://allowed.cordon-test/` + tok + ` 2>&1 | grep -i "issuer:"
+curl -sS --max-time 20 https://sub.wild.cordon-test/` + tok + `-x; echo "excluded: $?"
+grep -c "BEGIN CERTIFICATE" "$SSL_CERT_FILE" >/dev/null && echo "bundle: $SSL_CERT_FILE"; python3 -c '
+import ssl, sys
+names = [c["subject"] for c in ssl.create_default_context(cafile=sys.argv[1]).get_ca_certs()]
+print("extra root trusted:", any(("commonName", "cordon-it extra root") in n for n in map(lambda s: [x for r in s for x in r], names)))' "$SSL_CERT_FILE"`}})
+			if !strings.Contains(r.stdout, "cordon-it user CA") {
+				t.Errorf("allowed.cordon-test was not issued by the user's CA\n%s", r)
+			}
+			if !strings.Contains(r.stdout, "excluded: 56") || !strings.Contains(r.stderr, "sub.wild.cordon-test:443") {
+				t.Errorf("the excluded host, opaque, was not refused under refuseOpaqueTunnels\n%s", r)
+			}
+			if !strings.Contains(r.stdout, "bundle: /.cordon/trust.pem") || !strings.Contains(r.stdout, "extra root trusted: True") {
+				t.Errorf("the trust bundle lacks the extra root\n%s", r)
+			}
+			if s := seenOnce(t, tok); s.Via != "https" || s.SNI != "allowed.cordon-test" {
+				t.Errorf("the server got %+v", s)
+			}
+		})
 		t.Run("never readable inside", func(t *testing.T) {
 			// The environment, the masked files (a fake bound over each,
 			// the rest of the file kept), /proc, and a core dump of a
@@ -271,4 +312,22 @@ for c in core*; do test -f "$c" && echo "core: $c" && grep -a -c -e "`+netrcReal
 			}
 		})
 	})
+}
+
+// writeUserCA writes a CA of a user's, its certificate and its key, into
+// dir, readable by everyone (the test's callers).
+func writeUserCA(t *testing.T, dir, name string) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	must(t, err)
+	kd, err := x509.MarshalPKCS8PrivateKey(k)
+	must(t, err)
+	base := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+	must(t, os.WriteFile(base+".pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	must(t, os.WriteFile(base+".key", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kd}), 0o644))
+	return base + ".pem", base + ".key"
 }

@@ -3,6 +3,7 @@ package netproxy
 import (
 	"bytes"
 	"container/list"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -22,12 +23,13 @@ import (
 // CA is the certificate authority of TLS termination: made in memory
 // when a run (or cordon serve) starts, its key never leaves this
 // process, so only this process can mint a certificate the sandbox
-// trusts. It mints one leaf certificate per server name, all with one
-// key, and keeps the most recently used.
+// trusts (or a CA of the user's, LoadCA, whose key the user keeps). It
+// mints one leaf certificate per server name, all with one key, and
+// keeps the most recently used.
 type CA struct {
 	cert    *x509.Certificate
 	certPEM []byte
-	key     *ecdsa.PrivateKey
+	key     crypto.Signer
 	leafKey *ecdsa.PrivateKey
 
 	mu     sync.Mutex
@@ -75,6 +77,52 @@ func NewCA() (*CA, error) {
 	return &CA{
 		cert: cert, key: key, leafKey: leafKey,
 		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		leaves:  map[string]*list.Element{}, lru: list.New(),
+	}, nil
+}
+
+// LoadCA reads a CA of the user's: its certificate (PEM) and its key
+// (PEM: PKCS #8, EC or PKCS #1), which must be a CA's and match.
+func LoadCA(certFile, keyFile string) (*CA, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, err
+	}
+	var blk *pem.Block
+	for rest := certPEM; ; {
+		if blk, rest = pem.Decode(rest); blk == nil || blk.Type == "CERTIFICATE" {
+			break
+		}
+	}
+	if blk == nil {
+		return nil, fmt.Errorf("%s: no PEM certificate", certFile)
+	}
+	cert, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", certFile, err)
+	}
+	if !cert.IsCA || cert.KeyUsage != 0 && cert.KeyUsage&x509.KeyUsageCertSign == 0 {
+		return nil, fmt.Errorf("%s: not a CA's certificate (it may not sign others)", certFile)
+	}
+	pair, err := tls.X509KeyPair(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: blk.Bytes}), keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%s and %s: %w", certFile, keyFile, err)
+	}
+	key, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s: a key that cannot sign", keyFile)
+	}
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{
+		cert: cert, key: key, leafKey: leafKey,
+		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: blk.Bytes}),
 		leaves:  map[string]*list.Element{}, lru: list.New(),
 	}, nil
 }
@@ -127,6 +175,10 @@ func (c *CA) mint(name string) (*tls.Certificate, error) {
 		NotAfter:     c.cert.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	// a CA of the user's may live for years; a leaf, a month
+	if month := now.Add(30 * 24 * time.Hour); month.Before(tmpl.NotAfter) {
+		tmpl.NotAfter = month
 	}
 	if ip := net.ParseIP(name); ip != nil {
 		tmpl.IPAddresses = append(tmpl.IPAddresses, ip)

@@ -60,6 +60,9 @@ const (
 	// ReasonHostMismatch: a request's Host or a tunnel's first name is
 	// not its destination (requireHostMatch).
 	ReasonHostMismatch Reason = "misdirected-request"
+	// ReasonTooManyTunnels: as many tunnels as the proxy ends at once
+	// are open (tlsTerminate's maxTunnels).
+	ReasonTooManyTunnels Reason = "too-many-tunnels"
 )
 
 // Decision is the proxy's verdict on one connection or request, reported to
@@ -118,6 +121,7 @@ const (
 	kindListedAddr
 	kindTunnel
 	kindHostMismatch
+	kindTooManyTunnels
 	kindIPUnlisted
 	kindUnlisted
 	kindAskRefused

@@ -190,6 +190,8 @@ func refusal(d Decision) (status int, xerr, body string) {
 		return 502, errResolveFailed, d.Message()
 	case ReasonHostMismatch:
 		return 421, string(d.Reason), d.Message()
+	case ReasonTooManyTunnels:
+		return 503, string(d.Reason), d.Message()
 	}
 	return 403, string(d.Reason), d.Message()
 }
@@ -336,6 +338,12 @@ func (cc *clientConn) fail(req *http.Request, bodyRead bool, d Decision, err err
 // connect dials the destination, then answers 200 and relays bytes.
 func (p *Proxy) connect(cc *clientConn, req *http.Request, d Decision) bool {
 	if p.terminates(d) {
+		release, r, ok := p.terminateSlot(d)
+		if !ok {
+			status, xerr, body := refusal(r)
+			return cc.answer(req, status, xerr, body)
+		}
+		defer release()
 		if _, err := io.WriteString(cc.c, "HTTP/1.1 200 Connection established\r\n\r\n"); err == nil {
 			p.terminate(cc.c, cc.br, d)
 		}

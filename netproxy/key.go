@@ -55,10 +55,12 @@ func (c *Config) Key() (key string, ok bool) {
 		Strip                       []string
 		HostMatch, RefuseTunnels    bool
 		ExternalHTTP, ExternalSOCKS string
+		Terminate                   *Termination
 	}{
 		c.AllowedDomains, c.DeniedDomains, c.DeniedReasons, prefixStrings(c),
 		int64(c.DialTimeout), up, c.StripResponseHeaders,
 		c.RequireHostMatch, c.RefuseOpaqueTunnels, c.ExternalHTTP, c.ExternalSOCKS,
+		c.Terminate,
 	})
 	if err != nil {
 		return "", false

@@ -38,6 +38,7 @@ func TestConfigKey(t *testing.T) {
 		"RefuseOpaqueTunnels":  func(c *Config) { c.RefuseOpaqueTunnels = true },
 		"ExternalHTTP":         func(c *Config) { c.ExternalHTTP = "127.0.0.1:8888" },
 		"ExternalSOCKS":        func(c *Config) { c.ExternalSOCKS = "127.0.0.1:9050" },
+		"Terminate":            func(c *Config) { c.Terminate = &Termination{Exclude: []string{"pinned.example"}} },
 	}
 	alone := map[string]func(*Config){
 		"Ask":            func(c *Config) { c.Ask = AskFunc(func(context.Context, Question) (bool, error) { return true, nil }) },

@@ -25,7 +25,7 @@ func (d Decision) AllowEntry() string {
 		return ""
 	}
 	switch d.kind {
-	case kindInvalid, kindDenied, kindDeniedAddr, kindPrivate, kindListedAddr, kindUnresolved, kindTunnel, kindHostMismatch:
+	case kindInvalid, kindDenied, kindDeniedAddr, kindPrivate, kindListedAddr, kindUnresolved, kindTunnel, kindHostMismatch, kindTooManyTunnels:
 		return ""
 	}
 	entry := d.Host
@@ -77,6 +77,8 @@ func (d Decision) Message() string {
 		fmt.Fprintf(&b, "To allow it, remove that address from %s or from the settings key %s (cordon's log names it).\n", denyFlag, denyKey)
 	case kindTunnel:
 		b.WriteString("The settings refuse every tunnel (CONNECT, SOCKS5), which the proxy cannot see into (sandbox.network.refuseOpaqueTunnels); plain http:// requests are decided one by one.\n")
+	case kindTooManyTunnels:
+		fmt.Fprintf(&b, "%s: try again once some have closed.\n", d.Rule)
 	case kindHostMismatch:
 		fmt.Fprintf(&b, "%s.\nThe settings require a request's Host, and a tunnel's TLS server name, to name where it goes (sandbox.network.requireHostMatch).\n", d.Rule)
 	case kindListedAddr:

@@ -16,6 +16,7 @@ package netproxy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -80,6 +81,10 @@ type Config struct {
 	// tunnel is opaque.
 	Mask *mask.Set
 	CA   *CA
+	// Terminate, when set, has every allowed tunnel that carries TLS
+	// ended with CA's certificates, not only those to masked secrets'
+	// hosts (sandbox-runtime's tlsTerminate).
+	Terminate *Termination
 	// OnCredential, when set, receives each use of a masked secret the
 	// proxy sees on the wire, once per request and secret: its real value
 	// put in, or its fake sent as it is (to another host, or over plain
@@ -139,6 +144,8 @@ type Proxy struct {
 	// largeHeads: a slot for each head past largeHead being read or
 	// served (see headReader)
 	largeHeads chan struct{}
+	// terminated: a slot for each tunnel whose TLS is ended here
+	terminated chan struct{}
 	wg         sync.WaitGroup
 }
 
@@ -164,6 +171,13 @@ func New(cfg Config) (*Proxy, error) {
 	rules, err := NewRules(cfg.AllowedDomains, cfg.DeniedDomains)
 	if err != nil {
 		return nil, err
+	}
+	if t := cfg.Terminate; t != nil {
+		c := *t
+		if c.exclude, err = NewRules(t.Exclude, nil); err != nil {
+			return nil, fmt.Errorf("the hosts whose TLS is not ended: %w", err)
+		}
+		cfg.Terminate = &c
 	}
 	if u := cfg.Upstream; u != nil && len(u.Sockets) > 0 {
 		c := *u
@@ -191,6 +205,7 @@ func New(cfg Config) (*Proxy, error) {
 		listeners:  map[net.Listener]struct{}{},
 		conns:      map[net.Conn]struct{}{},
 		largeHeads: make(chan struct{}, maxLargeHeads),
+		terminated: make(chan struct{}, cmp.Or(cfg.Terminate.maxTunnels(), defaultMaxTerminated)),
 	}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver

@@ -172,6 +172,12 @@ func (p *Proxy) serveSOCKS(c net.Conn) {
 		return
 	}
 	if p.terminates(d) {
+		release, _, ok := p.terminateSlot(d)
+		if !ok {
+			c.Write(reply(repGeneralFailure))
+			return
+		}
+		defer release()
 		if _, err := c.Write(reply(repSucceeded)); err == nil {
 			p.terminate(c, bufio.NewReader(c), d)
 		}

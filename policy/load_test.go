@@ -437,7 +437,7 @@ func TestClaudeSandboxKeys(t *testing.T) {
 		{`{"sandbox": {"bwrapPath": "/usr/bin/bwrap", "socatPath": "/usr/bin/socat", "ripgrep": {"command": "rg"}, "enabledPlatforms": ["macos"]}}`, 4, ""},
 		{`{"sandbox": {"credentials": {}}}`, 0, ""},
 		{`{"sandbox": {"enableWeakerNetworkIsolation": true, "allowAppleEvents": true}}`, 1, ""},
-		{`{"sandbox": {"network": {"allowMachLookup": ["com.x.*"], "tlsTerminate": {}, "strictAllowlist": true}}}`, 1, ""},
+		{`{"sandbox": {"network": {"allowMachLookup": ["com.x.*"], "tlsTerminate": {}, "strictAllowlist": true}}}`, 0, ""},
 		{`{"sandbox": {"filesystem": {"disabled": false}}}`, 0, ""},
 		{`{"sandbox": {"filesystem": {"disabled": true}}}`, 0, "1:41: sandbox.filesystem.disabled is not supported"},
 		{`{"sandbox": {"network": {"deniedDomains": ["*:22"]}}}`, 0, ""},

@@ -72,6 +72,7 @@ type merger struct {
 	// reasons are deniedDomainReasons by entry; mitm is mitmProxy
 	reasons map[string]setting[string]
 	mitm    *setting[MitmProxy]
+	tls     *setting[TLSTerminate]
 	notices []entry
 	// rulePaths maps a settings file and a file tool's rule in it to the
 	// rule's path pattern.
@@ -288,6 +289,12 @@ func (m *merger) dropProxies(l *layer, reason string) {
 	if l.mitmProxy != nil {
 		m.ignored("sandbox.network.mitmProxy", l.mitmProxy.V.SocketPath, l.mitmProxy.Src, reason)
 		l.mitmProxy = nil
+	}
+	// a CA of its choosing would see the traffic, and the files it
+	// names are read on the host
+	if l.tlsTerminate != nil {
+		m.ignored("sandbox.network.tlsTerminate", l.tlsTerminate.V.CACertPath, l.tlsTerminate.Src, reason)
+		l.tlsTerminate = nil
 	}
 }
 
@@ -533,6 +540,9 @@ func (m *merger) apply(l *layer) {
 	}
 	if l.mitmProxy != nil {
 		m.mitm = l.mitmProxy
+	}
+	if l.tlsTerminate != nil {
+		m.tls = l.tlsTerminate
 	}
 	m.notices = append(m.notices, l.notices...)
 	for key, s := range map[string]*setting[string]{
@@ -879,6 +889,18 @@ func (m *merger) network() {
 			*x.dst = s.V
 			rep.Values = append(rep.Values, ValueReport{Key: x.key, Value: redactProxyURL(s.V), Source: s.Src.String()})
 		}
+	}
+	if m.tls != nil {
+		tt := m.tls.V
+		n.TLSTerminate = &tt
+		what := "every allowed host's tunnels, with an ephemeral CA"
+		if tt.CACertPath != "" {
+			what = "every allowed host's tunnels, with the CA " + tt.CACertPath
+		}
+		if len(tt.ExcludeDomains) > 0 {
+			what += ", but " + strings.Join(tt.ExcludeDomains, ", ")
+		}
+		rep.Values = append(rep.Values, ValueReport{Key: "sandbox.network.tlsTerminate", Value: what, Source: m.tls.Src.String()})
 	}
 	if m.mitm != nil {
 		mp := m.mitm.V

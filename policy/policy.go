@@ -263,6 +263,28 @@ type Network struct {
 	// look up beyond the sandbox's own list, a name or a prefix ending in
 	// "*" (allowMachLookup); nothing on Linux, which has no Mach.
 	AllowMachLookup []string `json:",omitempty"`
+	// TLSTerminate, when set, has cordon's proxy end the TLS of every
+	// tunnel to an allowed host, not only of the hosts of masked
+	// credentials (sandbox-runtime's tlsTerminate).
+	TLSTerminate *TLSTerminate `json:",omitempty"`
+}
+
+// TLSTerminate is sandbox-runtime's tlsTerminate.
+type TLSTerminate struct {
+	// CACertPath and CAKeyPath are a CA of the user's (PEM), both or
+	// neither: without them the run's (or the daemon's) ephemeral CA.
+	CACertPath, CAKeyPath string `json:",omitempty"`
+	// ExcludeDomains are hosts whose tunnels stay opaque (for clients
+	// that pin a certificate, or present one of their own), masked
+	// credentials' hosts too.
+	ExcludeDomains []string `json:",omitempty"`
+	// ExtraCACertPaths are PEM files whose certificates the sandbox
+	// trusts too.
+	ExtraCACertPaths []string `json:",omitempty"`
+	// MaxTunnels bounds the tunnels ended at once (0: 256);
+	// HandshakeTimeout a tunnel's TLS handshake (0: 10s).
+	MaxTunnels       int           `json:",omitempty"`
+	HandshakeTimeout time.Duration `json:",omitempty"`
 }
 
 // ParentProxy is sandbox-runtime's parentProxy: the upstream proxy of

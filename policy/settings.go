@@ -127,6 +127,7 @@ type layer struct {
 	machLookup                             []entry
 	parentHTTP, parentHTTPS, parentNoProxy *setting[string]
 	mitmProxy                              *setting[MitmProxy]
+	tlsTerminate                           *setting[TLSTerminate]
 	requireHostMatch, refuseOpaqueTunnels  *setting[bool]
 	// notices are said on cordon's stderr (once per boot) and by cordon
 	// config: a deprecated spelling.

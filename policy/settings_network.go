@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // network reads the sandbox's network block (sandbox-runtime's network
@@ -113,7 +114,7 @@ func (d *decoder) network(n *node, path string) error {
 			es, err = d.strings(v, name, checkMachService)
 			l.machLookup = append(l.machLookup, es...)
 		case "tlsTerminate":
-			note(key, v.pos, "not supported; ignored (it does not widen the sandbox)")
+			err = d.tlsTerminate(v, name)
 		case "allowAllDomains":
 			var b *setting[bool]
 			if b, err = d.boolean(v, name); err == nil && b.V {
@@ -302,5 +303,80 @@ func (d *decoder) mitmProxy(n *node, path string) error {
 		return d.errAt(n.pos, "%s needs a socketPath and at least one entry in domains", path)
 	}
 	d.l.mitmProxy = &setting[MitmProxy]{m, d.src(n.pos)}
+	return nil
+}
+
+// tlsTerminate reads sandbox-runtime's tlsTerminate: cordon's proxy ends
+// the TLS of every tunnel to an allowed host (but excludeDomains'), with
+// the CA of caCertPath and caKeyPath or an ephemeral one.
+func (d *decoder) tlsTerminate(n *node, path string) error {
+	o, err := d.object(n, path, true)
+	if err != nil {
+		return err
+	}
+	var tt TLSTerminate
+	file := func(v *node, key string) (string, error) {
+		s, err := d.str(v, key)
+		if err != nil {
+			return "", err
+		}
+		if s.V == "" {
+			return "", d.errAt(v.pos, "%s is empty", key)
+		}
+		abs, err := d.srtPathDir(EscapePattern(s.V))
+		if err != nil {
+			return "", d.errAt(v.pos, "%s: %v", key, err)
+		}
+		return UnescapePattern(abs), nil
+	}
+	keys := []string{"caCertPath", "caKeyPath", "excludeDomains", "extraCaCertPaths", "maxTunnels", "handshakeTimeoutMs"}
+	if err := o.each(keys, func(key string, v *node) error {
+		name := path + "." + key
+		var err error
+		switch key {
+		case "caCertPath":
+			tt.CACertPath, err = file(v, name)
+		case "caKeyPath":
+			tt.CAKeyPath, err = file(v, name)
+		case "excludeDomains":
+			var es []entry
+			es, err = d.strings(v, name, CheckDomainPattern)
+			for _, e := range es {
+				tt.ExcludeDomains = append(tt.ExcludeDomains, e.V)
+			}
+		case "extraCaCertPaths":
+			if v.kind != kindArray {
+				return d.errAt(v.pos, "%s must be an array of paths, not %s", name, v.kind)
+			}
+			for _, it := range v.items {
+				f, err := file(it, name+"[]")
+				if err != nil {
+					return err
+				}
+				tt.ExtraCACertPaths = append(tt.ExtraCACertPaths, f)
+			}
+		case "maxTunnels", "handshakeTimeoutMs":
+			lo, hi := 1, 65536
+			if key == "handshakeTimeoutMs" {
+				lo, hi = 100, 600000
+			}
+			n, perr := strconv.Atoi(v.text)
+			if v.kind != kindNumber || perr != nil || n < lo || n > hi {
+				return d.errAt(v.pos, "%s must be a whole number from %d to %d", name, lo, hi)
+			}
+			if key == "maxTunnels" {
+				tt.MaxTunnels = n
+			} else {
+				tt.HandshakeTimeout = time.Duration(n) * time.Millisecond
+			}
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	if (tt.CACertPath == "") != (tt.CAKeyPath == "") {
+		return d.errAt(n.pos, "%s: caCertPath and caKeyPath go together (a CA's certificate and its key), or neither (an ephemeral CA)", path)
+	}
+	d.l.tlsTerminate = &setting[TLSTerminate]{tt, d.src(n.pos)}
 	return nil
 }

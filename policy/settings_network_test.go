@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -95,6 +96,12 @@ func TestNetworkKeyErrors(t *testing.T) {
 		{`{"network": {"stripResponseHeaders": ["set cookie"]}}`, `"set cookie" is not a header name`},
 		{`{"network": {"filterRequest": {}}}`, `network.filterRequest is a function of sandbox-runtime's library`},
 		{`{"network": {"httpProxyPort": 0}}`, `network.httpProxyPort must be a port number from 1 to 65535`},
+		{`{"network": {"tlsTerminate": {"caCertPath": "/ca.pem"}}}`, `network.tlsTerminate: caCertPath and caKeyPath go together`},
+		{`{"network": {"tlsTerminate": {"maxTunnels": 0}}}`, `network.tlsTerminate.maxTunnels must be a whole number from 1 to 65536`},
+		{`{"network": {"tlsTerminate": {"handshakeTimeoutMs": 99}}}`, `from 100 to 600000`},
+		{`{"network": {"tlsTerminate": {"excludeDomains": ["*"]}}}`, `network.tlsTerminate.excludeDomains`},
+		{`{"network": {"tlsTerminate": {"extraCaCertPaths": "/x.pem"}}}`, `must be an array of paths`},
+		{`{"network": {"tlsTerminate": {"caKeyPath": "/k", "caCertPath": "/c", "mode": 1}}}`, `unknown key "mode" in network.tlsTerminate`},
 		{`{"network": {"allowMachLookup": ["com.*.x"]}}`, `network.allowMachLookup: "com.*.x": a wildcard is only a single trailing "*"`},
 		{`{"network": {"allowMachLookup": ["**"]}}`, `a wildcard is only a single trailing "*"`},
 		{`{"network": {"allowMachLookup": ["com.x y"]}}`, `"com.x y" is not a Mach service name`},
@@ -148,5 +155,35 @@ func TestAllowMachLookup(t *testing.T) {
 	}
 	if !slices.Contains(ignored, "sandbox.network.allowMachLookup com.evil") {
 		t.Errorf("ignored %q; want the workspace's com.evil", ignored)
+	}
+}
+
+// TestTLSTerminate: tlsTerminate loads with its paths made absolute as
+// sandbox-runtime's are (~ is the home, the rest relative to the current
+// directory) and its limits; a workspace that is
+// not trusted may not set it (a CA of its choosing would see the
+// traffic; the files it names are read on the host).
+func TestTLSTerminate(t *testing.T) {
+	fsys := fstest.MapFS{
+		"home/u/.srt-settings.json": {Data: []byte(`{"network": {"allowedDomains": [], "deniedDomains": [], "tlsTerminate": {"caCertPath": "~/ca/cert.pem", "caKeyPath": "ca/key.pem",
+			"excludeDomains": ["pinned.example", "*.mtls.example"], "extraCaCertPaths": ["/etc/corp/root.pem"], "maxTunnels": 64, "handshakeTimeoutMs": 2500}},
+			"filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}}`)},
+		"ws/.claude/settings.json": {Data: []byte(`{"sandbox": {"network": {"tlsTerminate": {"caCertPath": "/ws/evil.pem", "caKeyPath": "/ws/evil.key"}}}}`)},
+	}
+	p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &TLSTerminate{CACertPath: "/home/u/ca/cert.pem", CAKeyPath: "/ws/ca/key.pem", ExcludeDomains: []string{"pinned.example", "*.mtls.example"},
+		ExtraCACertPaths: []string{"/etc/corp/root.pem"}, MaxTunnels: 64, HandshakeTimeout: 2500 * time.Millisecond}
+	if diff := cmp.Diff(want, p.Network.TLSTerminate); diff != "" {
+		t.Errorf("TLSTerminate (-want +got):\n%s", diff)
+	}
+	var ignored []string
+	for _, i := range p.Report.Ignored {
+		ignored = append(ignored, i.Key+" "+i.Value)
+	}
+	if !slices.Contains(ignored, "sandbox.network.tlsTerminate /ws/evil.pem") {
+		t.Errorf("ignored %q; want the workspace's tlsTerminate", ignored)
 	}
 }

@@ -38,11 +38,13 @@ var processCA = sync.OnceValues(netproxy.NewCA)
 
 // maskCredentials reads the real values of the policy's masked
 // credentials (from env, the caller's environment, and the files) and
-// makes their fakes, written under state for the run id. Warnings go to
-// warn. Nil when nothing is masked.
+// makes their fakes, written under state for the run id; with some secret
+// to put back on the wire, or tlsTerminate, the CA that ends TLS and the
+// bundle the sandbox trusts. Warnings go to warn. Nil when nothing is
+// masked and no TLS is ended.
 func maskCredentials(p *policy.Policy, env []string, state, id string, warn io.Writer) (*masking, error) {
-	cr := p.Credentials
-	if len(cr.Masked) == 0 {
+	cr, tt := p.Credentials, p.Network.TLSTerminate
+	if len(cr.Masked) == 0 && tt == nil {
 		return nil, nil
 	}
 	m := &masking{set: mask.New(mask.Options{
@@ -107,7 +109,7 @@ func maskCredentials(p *policy.Policy, env []string, state, id string, warn io.W
 			return nil, err
 		}
 	}
-	if m.set.Len() == 0 && len(files) == 0 {
+	if m.set.Len() == 0 && len(files) == 0 && tt == nil {
 		return m, nil
 	}
 	m.dir = runtime.RunFilesDir(state, id)
@@ -125,20 +127,41 @@ func maskCredentials(p *policy.Policy, env []string, state, id string, warn io.W
 		}
 	}
 	m.spec.Files = files
-	if m.set.Len() > 0 {
-		ca, err := processCA()
+	if m.set.Len() > 0 || tt != nil {
+		ca, err := terminationCA(tt)
 		if err != nil {
 			m.close()
-			return nil, fmt.Errorf("TLS termination: %w", err)
+			return nil, err
+		}
+		var extra []string
+		if tt != nil {
+			extra = tt.ExtraCACertPaths
 		}
 		m.ca = ca
 		m.spec.TrustBundle = filepath.Join(m.dir, "trust.pem")
-		if err := os.WriteFile(m.spec.TrustBundle, ca.TrustBundle(), 0o644); err != nil {
+		if err := os.WriteFile(m.spec.TrustBundle, ca.TrustBundle(extra...), 0o644); err != nil {
 			m.close()
 			return nil, fmt.Errorf("masked credentials: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// terminationCA is the CA that ends TLS: the user's of tlsTerminate's
+// caCertPath and caKeyPath, else this process's ephemeral one.
+func terminationCA(tt *policy.TLSTerminate) (*netproxy.CA, error) {
+	if tt != nil && tt.CACertPath != "" {
+		ca, err := netproxy.LoadCA(tt.CACertPath, tt.CAKeyPath)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox.network.tlsTerminate: %w", err)
+		}
+		return ca, nil
+	}
+	ca, err := processCA()
+	if err != nil {
+		return nil, fmt.Errorf("TLS termination: %w", err)
+	}
+	return ca, nil
 }
 
 // injectHosts is a credential's hosts: whether a host (no port) matches

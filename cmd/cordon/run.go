@@ -204,6 +204,10 @@ func proxyConfig(p *policy.Policy, env []string, stderr io.Writer) (*netproxy.Co
 		up.Sockets = []netproxy.SocketProxy{{Path: m.SocketPath, Domains: m.Domains}}
 	}
 	cfg.Upstream = up
+	if t := n.TLSTerminate; t != nil {
+		// the CA comes with the masked credentials' (maskCredentials)
+		cfg.Terminate = &netproxy.Termination{Exclude: t.ExcludeDomains, MaxTunnels: t.MaxTunnels, HandshakeTimeout: t.HandshakeTimeout}
+	}
 	if n.AskCommand != "" {
 		cfg.Ask = &netproxy.AskCommand{Path: n.AskCommand, Stderr: stderr}
 	}

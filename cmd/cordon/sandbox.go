@@ -277,10 +277,16 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 		if mk, err = maskCredentials(pol, inv.env, host.State, id, inv.stderr); err != nil {
 			return nil, err
 		}
-	} else if len(pol.Credentials.Masked) > 0 {
-		// No mount namespace to bind a fake in: the policy's deny of
-		// each masked secret stands.
-		fmt.Fprintf(inv.stderr, "cordon: warning: the %s mode cannot mask credentials; the masked ones are hidden from the command instead\n", m.mode)
+	} else {
+		if len(pol.Credentials.Masked) > 0 {
+			// No mount namespace to bind a fake in: the policy's deny of
+			// each masked secret stands.
+			fmt.Fprintf(inv.stderr, "cordon: warning: the %s mode cannot mask credentials; the masked ones are hidden from the command instead\n", m.mode)
+		}
+		if pol.Network.TLSTerminate != nil && spec.Proxied(pol) {
+			// nor a trust bundle to bind at /.cordon/trust.pem
+			fmt.Fprintf(inv.stderr, "cordon: warning: the %s mode cannot end TLS (sandbox.network.tlsTerminate): every tunnel stays opaque\n", m.mode)
+		}
 	}
 	if mk != nil {
 		req.Masked = mk.spec
@@ -297,7 +303,10 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 		fmt.Fprintf(inv.stderr, "cordon: warning: %s (said %s; cordon doctor shows why)\n", strings.Join(lost, "; "), once(inv.session))
 	}
 	if px != nil && mk != nil {
-		px.Mask, px.CA = mk.set, mk.ca
+		px.CA = mk.ca
+		if mk.set.Len() > 0 {
+			px.Mask = mk.set
+		}
 	}
 	return &sandbox{policy: pol, req: req, spec: s, mask: mk, caches: cs, proxy: px}, nil
 }

@@ -120,6 +120,10 @@ func seatbeltRun(ctx context.Context, sys seatbeltSystem, r seatbeltRequest) (in
 		}
 		cfg := *c
 		cfg.Run, cfg.OnDecision = id, rec.Decision
+		if pol.Network.TLSTerminate != nil {
+			// no CA: the macOS sandbox has no trust bundle of its own
+			fmt.Fprintln(stderr, "cordon: warning: cordon does not end TLS on macOS (sandbox.network.tlsTerminate): every tunnel stays opaque")
+		}
 		if px, err = netproxy.New(cfg); err != nil {
 			return exitCordonFailed, fmt.Errorf("proxy: %w", err)
 		}

@@ -76,7 +76,7 @@ func (d Decision) Message() string {
 		fmt.Fprintf(&b, "%s resolves to an address on the deny list.\n", d.Host)
 		fmt.Fprintf(&b, "To allow it, remove that address from %s or from the settings key %s (cordon's log names it).\n", denyFlag, denyKey)
 	case kindTunnel:
-		b.WriteString("The settings refuse every tunnel (CONNECT, SOCKS5), which the proxy cannot see into (sandbox.network.refuseOpaqueTunnels); plain http:// requests are decided one by one.\n")
+		b.WriteString("The settings refuse every tunnel the proxy cannot see into (sandbox.network.refuseOpaqueTunnels): SOCKS5, and a CONNECT whose TLS it does not end (sandbox.network.tlsTerminate has it end them); plain http:// requests are decided one by one.\n")
 	case kindTooManyTunnels:
 		fmt.Fprintf(&b, "%s: try again once some have closed.\n", d.Rule)
 	case kindHostMismatch:

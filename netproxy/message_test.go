@@ -77,6 +77,7 @@ func TestRefusals(t *testing.T) {
 	}
 	defer noAsk.Close()
 	var b strings.Builder
+	render := func(proto, host string, d Decision) { renderRefusal(t, &b, proto, host, d) }
 	for _, c := range []struct{ proto, host string }{
 		{"connect", "unlisted.test:443"},
 		{"http", "ask-no.test:80"},
@@ -107,20 +108,38 @@ func TestRefusals(t *testing.T) {
 		if d.Allowed {
 			t.Fatalf("%s allowed", c.host)
 		}
+		render(c.proto, c.host, d)
+	}
+	// the refusals of an allowed destination: how it is reached
+	for _, d := range []Decision{
+		{Protocol: "connect", Host: "api.example.com", Port: 443, Reason: ReasonTunnel, Rule: "refuseOpaqueTunnels: a tunnel the proxy cannot see into", kind: kindTunnel},
+		{Protocol: "http", Host: "api.example.com", Port: 80, Reason: ReasonHostMismatch, Rule: `requireHostMatch: the Host of a request to api.example.com:80 is "other.example"`, kind: kindHostMismatch},
+		{Protocol: "connect", Host: "api.example.com", Port: 443, Reason: ReasonTooManyTunnels, Rule: "256 tunnels whose TLS cordon ends are open at once (sandbox.network.tlsTerminate.maxTunnels)", kind: kindTooManyTunnels},
+	} {
+		render(d.Protocol, d.dest(), d)
+	}
+	golden(t, "refusals.golden", b.String())
+}
+
+// renderRefusal appends to b what a client is told of the refusal d of
+// proto to host.
+func renderRefusal(t *testing.T, b *strings.Builder, proto, host string, d Decision) {
+	t.Helper()
+	{
+		c := struct{ proto, host string }{proto, host}
 		status, xerr, msg := refusal(d)
 		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(errorResponsePhrase(status, refusalPhrase(d), xerr, msg, false))), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		fmt.Fprintf(&b, "== %s %s\n%s\nX-Proxy-Error: %s\n%s\n", c.proto, c.host, resp.Status, resp.Header.Get("X-Proxy-Error"), body)
+		fmt.Fprintf(b, "== %s %s\n%s\nX-Proxy-Error: %s\n%s\n", c.proto, c.host, resp.Status, resp.Header.Get("X-Proxy-Error"), body)
 		for _, a := range d.Addrs {
 			if strings.Contains(string(body), a.String()) {
 				t.Errorf("the refusal of %s names the address %s", c.host, a)
 			}
 		}
 	}
-	golden(t, "refusals.golden", b.String())
 }
 
 // askReplies adapts a function to Asker.

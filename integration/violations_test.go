@@ -151,7 +151,7 @@ echo z > .git/hooks/pre-commit; echo fine > fine.txt; mkdir fine-dir; rm fine.tx
 				"cordon: blocked write to /etc/hosts by sh (read-only outside the workspace; allow with --allow-write /etc)",
 				"cordon: blocked write to /usr/cordon-it by mkdir (read-only outside the workspace; allow with --allow-write /usr)",
 				"cordon: blocked write to /etc/cordon-it-file by sh (read-only outside the workspace; allow with --allow-write /etc)",
-				"cordon: blocked write to " + b.ws + "/.git/hooks/pre-commit by sh (protected: .git/hooks of the writable root " + b.ws + ")",
+				"cordon: blocked write to " + b.ws + "/.git/hooks/pre-commit by sh (protected: hooks of every repository below a writable root)",
 				"cordon: blocked write to " + b.home + "/outside.txt by sh (read-only outside the workspace; allow with --allow-write " + b.home + ")",
 			}
 			if diff := notesDiff(want, noteLines(r.stderr)); diff != "" {

@@ -308,11 +308,7 @@ func TestInDockerNetwork(t *testing.T) {
 			tc.script = ports.Replace(tc.script)
 			t.Run("proxy/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				var needs []need
-				for _, tool := range tc.needs {
-					needs = append(needs, needTool(tool))
-				}
-				requires(t, needs...)
+				requires(t, needTools(tc.needs...)...)
 				f.runCase(t, d.box(t, c), tc)
 			})
 		}

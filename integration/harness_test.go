@@ -119,6 +119,15 @@ func needTool(name string) need {
 	}
 }
 
+// needTools is needTool of each name.
+func needTools(names ...string) []need {
+	var out []need
+	for _, n := range names {
+		out = append(out, needTool(n))
+	}
+	return out
+}
+
 func toolPath(name string) string {
 	for _, dir := range filepath.SplitList(sandboxPath) {
 		p := filepath.Join(dir, name)

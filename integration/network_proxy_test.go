@@ -223,11 +223,7 @@ func TestNetworkProxy(t *testing.T) {
 		for _, tc := range netCases() {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				var needs []need
-				for _, tool := range tc.needs {
-					needs = append(needs, needTool(tool))
-				}
-				requires(t, needs...)
+				requires(t, needTools(tc.needs...)...)
 				f.runCase(t, newBox(t, c), tc)
 			})
 		}

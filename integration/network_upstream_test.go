@@ -248,11 +248,7 @@ func TestNetworkUpstream(t *testing.T) {
 		for _, tc := range netUpstreamCases() {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				var needs []need
-				for _, tool := range tc.needs {
-					needs = append(needs, needTool(tool))
-				}
-				requires(t, needs...)
+				requires(t, needTools(tc.needs...)...)
 				b := newBox(t, c)
 				settings := filepath.Join(b.dir, "srt-settings.json")
 				block := strings.ReplaceAll(tc.settings, "{EXT}", strconv.Itoa(ups.externalPort))

@@ -44,6 +44,9 @@ var processCA = sync.OnceValues(netproxy.NewCA)
 // masked and no TLS is ended.
 func maskCredentials(p *policy.Policy, env []string, state, id string, warn io.Writer) (*masking, error) {
 	cr, tt := p.Credentials, p.Network.TLSTerminate
+	if !spec.Proxied(p) {
+		tt = nil // no network: no TLS to end
+	}
 	if len(cr.Masked) == 0 && tt == nil {
 		return nil, nil
 	}

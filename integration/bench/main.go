@@ -429,7 +429,9 @@ func prepareRunc(cordon, work, ws, truePath string) (runc, bundle string, err er
 	proc["args"] = []string{truePath}
 	// runc has no supervisor for cordon's notify rules (it would want a
 	// listenerPath): without them those calls get the default EPERM,
-	// which is what the rules answer anyway.
+	// which is what the rules answer anyway; nor the flag that only
+	// concerns them (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, which runc
+	// sets through libseccomp 2.6, newer than Debian 12's).
 	if sc, ok := s["linux"].(map[string]any)["seccomp"].(map[string]any); ok {
 		rules, _ := sc["syscalls"].([]any)
 		kept := rules[:0]
@@ -439,6 +441,8 @@ func prepareRunc(cordon, work, ws, truePath string) (runc, bundle string, err er
 			}
 		}
 		sc["syscalls"] = kept
+		flags, _ := sc["flags"].([]any)
+		sc["flags"] = slices.DeleteFunc(flags, func(f any) bool { return f == "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV" })
 	}
 	// The root, and the workspace's package caches the spec mounts, must
 	// exist for runc: cordon's run in the same workspace prepares them.

@@ -415,7 +415,15 @@ func prepareRunc(cordon, work, ws, truePath string) (runc, bundle string, err er
 	if runc, err = buildRunc(work); err != nil {
 		return "", "", err
 	}
-	specCmd := exec.Command(cordon, "spec", "--", truePath)
+	// Without the system-call guard, whose calls only cordon's supervisor
+	// can answer: runc would refuse them all (open for writing among them,
+	// its own exec fifo's reopening too). The cordon contender has it: the
+	// ratio includes its start-up.
+	noGuard := filepath.Join(work, "no-guard.json")
+	if err := os.WriteFile(noGuard, []byte(`{"cordon": {"syscallGuard": false}}`), 0o644); err != nil {
+		return "", "", err
+	}
+	specCmd := exec.Command(cordon, "spec", "--settings", noGuard, "--", truePath)
 	specCmd.Dir = ws
 	data, err := specCmd.Output()
 	if err != nil {

@@ -608,7 +608,7 @@ func (c *guardCall) makesRepo(t at) *guardRefusal {
 
 // withUmask runs make with the thread's umask as the guard's.
 func (c *guardCall) withUmask(make func() error) error {
-	if u := c.proc.umask; u != c.gd.umask {
+	if u := c.proc.umask | c.gd.floor; u != c.gd.umask {
 		unix.Umask(u)
 		c.gd.umask = u
 	}
@@ -838,7 +838,7 @@ func (c *guardCall) openAsync(t at, flags int, cloexec bool) outcome {
 	go func() {
 		defer unix.Close(obj)
 		resp := seccompNotifResp{ID: id}
-		if err := asSandbox(false); err != nil {
+		if _, err := asSandbox(false); err != nil {
 			resp.Error = -int32(unix.EACCES)
 			_ = ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 			return

@@ -48,8 +48,9 @@ type guardian struct {
 	// gen is bumped by every umask(2) of the sandbox: each process's umask
 	// is read again.
 	gen int
-	// umask is the guard thread's own.
-	umask int
+	// umask is the guard thread's own; floor what it never drops below
+	// (cordon's, when the thread shares cordon's umask: see asSandbox).
+	umask, floor int
 	// broken says why the thread could not act as the sandbox: every
 	// guarded call is refused then.
 	broken error
@@ -152,11 +153,16 @@ func (gd *guardian) confine(root int, proc string) error {
 		return fmt.Errorf("the sandbox's mounts: %w", err)
 	}
 	gd.landlockRights()
-	if err := asSandbox(true); err != nil {
+	own, err := asSandbox(true)
+	if err != nil {
 		return err
 	}
 	gd.umask = unix.Umask(0o22)
 	unix.Umask(gd.umask)
+	if !own {
+		// Shared with cordon's other threads: never looser than cordon's.
+		gd.floor = gd.umask
+	}
 	return nil
 }
 
@@ -164,25 +170,31 @@ func (gd *guardian) confine(root int, proc string) error {
 // the file system credentials of the sandbox's processes: cordon's ids
 // (the caller's), and as root no capability and no group, as the
 // sandbox's root has none. A thread's credentials are its own: cordon's
-// other threads keep theirs. With ownFS it gets a umask of its own.
-func asSandbox(ownFS bool) error {
+// other threads keep theirs. With ownFS it gets a umask of its own, and
+// says so: where unshare is refused (Docker's default seccomp profile,
+// around the container mode) the thread shares cordon's.
+func asSandbox(ownFS bool) (own bool, err error) {
 	runtime.LockOSThread()
 	if ownFS {
-		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			return fmt.Errorf("unshare: %w", err)
+		switch err := unix.Unshare(unix.CLONE_FS); {
+		case err == nil:
+			own = true
+		case errors.Is(err, unix.EPERM):
+		default:
+			return false, fmt.Errorf("unshare: %w", err)
 		}
 	}
 	if os.Geteuid() == 0 {
 		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
-			return fmt.Errorf("setgroups: %w", e)
+			return false, fmt.Errorf("setgroups: %w", e)
 		}
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var none [2]unix.CapUserData
 	if _, _, e := unix.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&none[0])), 0); e != 0 {
-		return fmt.Errorf("capset: %w", e)
+		return false, fmt.Errorf("capset: %w", e)
 	}
-	return nil
+	return own, nil
 }
 
 // sandboxMounts reads the mounts of the sandbox's mount namespace, from

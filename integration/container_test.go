@@ -339,7 +339,9 @@ func TestContainedKilled(t *testing.T) {
 		const original = "[core]\n\trepositoryformatversion = 0\n"
 		must(t, os.WriteFile(config, []byte(original), 0o644))
 		settings := filepath.Join(b.dir, "contained.json")
-		must(t, os.WriteFile(settings, []byte(`{"cordon": {"containerMode": true}}`), 0o644))
+		// Without the system-call guard, which would refuse both writes:
+		// what is put back after the run is what it could not refuse.
+		must(t, os.WriteFile(settings, []byte(`{"cordon": {"containerMode": true, "syscallGuard": false}}`), 0o644))
 		b.chown()
 		s := uniqueSleep(300)
 		r := b.start(runSpec{flags: []string{"--settings", settings}, args: []string{"sh", "-c", `printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit

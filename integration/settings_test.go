@@ -519,9 +519,12 @@ func TestSettingsRuleKinds(t *testing.T) {
 			}
 			cfgFile := filepath.Join(b.ws, ".git/config")
 			before := readFile(cfgFile)
-			script := `git config user.name cordon-it-` + b.token
+			// A key git would run something for (core.pager): without
+			// allowGitConfig the guard keeps it out (safe keys, such as
+			// user.name, are written: docs/security.md).
+			script := `git config core.pager cordon-it-` + b.token
 			if r := b.sh(script); r.code == 0 || readFile(cfgFile) != before {
-				t.Fatalf("the control: .git/config is writable without allowGitConfig:\n%s", r)
+				t.Fatalf("the control: core.pager reaches .git/config without allowGitConfig:\n%s", r)
 			}
 			b.writeAt("home/.config/cordon/settings.json", `{"sandbox": {"filesystem": {"allowGitConfig": true}}}`)
 			r := b.sh(script + ` && echo evil > .git/hooks/pre-commit`)

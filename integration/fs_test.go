@@ -37,11 +37,10 @@ type fsCase struct {
 	parent bool
 	// logOnly: a known limitation: log what happens, judge nothing.
 	logOnly bool
-	// quarantined: the command may create a protected path that did not
-	// exist (nothing can keep a writable directory from gaining an entry),
-	// and cordon must move it out of the way when the run ends: on the
-	// host the path is gone and only NAME.cordon-quarantine-ID is new.
-	quarantined bool
+	// emptyGitDir: a directory in .git the command may leave behind,
+	// empty: the guard lets git's own layout be made (git init makes
+	// .git/hooks) and refuses what would go into it.
+	emptyGitDir string
 	// setup changes the box before the run.
 	setup func(t *testing.T, b *box)
 	// check judges more from the host.
@@ -110,7 +109,7 @@ var fsCases = []fsCase{
 	{name: "replace .git", script: `mv .git .git.orig && mkdir .git && cp -R .git.orig/. .git/ && ` + evilHook},
 	// A repository without a hooks directory (git init --template=, a
 	// clone by some tools) must not get one from inside.
-	{name: "create a missing .git/hooks", ok: true, quarantined: true, script: `mkdir -p .git/hooks && ` + evilHook,
+	{name: "create a missing .git/hooks", emptyGitDir: "hooks", script: `mkdir -p .git/hooks && ` + evilHook,
 		setup: func(t *testing.T, b *box) { must(t, os.RemoveAll(filepath.Join(b.ws, ".git/hooks"))) }},
 	{name: "replace .git with a symlink", script: `mv .git .git.orig && mkdir -p evil/hooks && cp -R .git.orig/. evil/ && ln -s evil .git && ` + evilHook},
 
@@ -163,7 +162,7 @@ func TestFilesystemEscapes(t *testing.T) {
 						if tc.setup != nil {
 							tc.setup(t, b)
 						}
-						outsideBefore := snapshot(t, b.dir, "ws")
+						outsideBefore := snapshot(t, b.dir, "ws", "state")
 						gitBefore := snapshot(t, filepath.Join(b.ws, ".git"), "")
 						gitIno := inode(t, filepath.Join(b.ws, ".git"))
 
@@ -198,20 +197,17 @@ func TestFilesystemEscapes(t *testing.T) {
 								t.Errorf("the content of ~/%s reached the workspace: %s", name, p)
 							}
 						}
-						if d := cmp.Diff(outsideBefore, snapshot(t, b.dir, "ws")); d != "" {
+						if d := cmp.Diff(outsideBefore, snapshot(t, b.dir, "ws", "state")); d != "" {
 							t.Errorf("the host outside the workspace changed (-before +after):\n%s\n%s", d, r)
 						}
 						gitAfter := snapshot(t, filepath.Join(b.ws, ".git"), "")
-						if tc.quarantined {
-							moved := false
+						if d := tc.emptyGitDir; d != "" && gitBefore[d] == "" && strings.HasPrefix(gitAfter[d], "d") {
+							empty := true
 							for name := range gitAfter {
-								if strings.Contains(name, ".cordon-quarantine-") {
-									moved = true
-									delete(gitAfter, name)
-								}
+								empty = empty && !strings.HasPrefix(name, d+"/")
 							}
-							if !moved || !strings.Contains(r.stderr, "cordon: moved ") {
-								t.Errorf("the protected path created inside was not moved away:\n%s", r)
+							if empty {
+								delete(gitAfter, d)
 							}
 						}
 						if d := cmp.Diff(gitBefore, gitAfter); d != "" {

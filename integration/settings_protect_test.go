@@ -91,6 +91,13 @@ func checkNotMade(t *testing.T, r result, p string) {
 		checkMoved(t, r, p)
 		return
 	}
+	if filepath.Base(p) == "hooks" && filepath.Base(filepath.Dir(p)) == ".git" {
+		// git init makes .git/hooks; the guard lets the directory be made
+		// and refuses every hook written into it.
+		if es, err := os.ReadDir(p); err == nil && len(es) == 0 {
+			return
+		}
+	}
 	if exists(p) {
 		t.Errorf("%s, made during the run, is on the host (%s), and cordon did not say it moved it\n%s", p, describe(p), r)
 	}

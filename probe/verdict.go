@@ -268,6 +268,8 @@ func Assess(r Result) Verdict {
 			v.Lost = append(containerLost(r), slices.DeleteFunc(v.Lost, func(l string) bool {
 				return strings.HasPrefix(l, "no sandbox:") || strings.HasPrefix(l, "no cgroup limits")
 			})...)
+		} else if outerSupervisor(r) {
+			v.Lost = append(v.Lost, "no container mode: an outer sandbox's seccomp supervisor performs file calls itself, where Landlock rules added below it do not apply")
 		}
 	}
 	if v.Level == Unavailable || v.Level == ContainerMode {
@@ -326,7 +328,7 @@ func message(cause, key string, f Feature, r *Result) string {
 	case CauseControllersMissing:
 		return fmt.Sprintf("the %s controllers are not available where the sandboxes' cgroups go (%s)", f.Error, strings.Join(r.Cgroups.Parents, ", "))
 	case CauseListenerExists:
-		return "an outer sandbox already supervises system calls with seccomp user notification, and a process gets one listener"
+		return "an outer sandbox already supervises system calls with seccomp user notification (a process gets one listener), and may perform file calls itself, where no Landlock rule of a sandbox inside it applies"
 	case CauseNoLibseccomp:
 		return "cordon was built without cgo and libseccomp, so it cannot compile its seccomp profile"
 	case CauseTimeout:
@@ -602,8 +604,19 @@ func delegationFixes(r *Result) []Fix {
 // containerWorks reports whether the container mode can confine commands
 // here: seccomp filters cordon can compile, and Landlock, its file-system
 // layer.
+//
+// Not below an outer seccomp supervisor (another cordon sandbox's
+// system-call guard): it performs the file calls it is asked about itself,
+// where the Landlock rules this process would add do not apply, so the
+// container mode's file-system layer would not hold.
 func containerWorks(r Result) bool {
-	return r.Seccomp.Available && r.Libseccomp.Version != "" && r.Landlock.Available && r.Landlock.ABI > 0
+	return r.Seccomp.Available && r.Libseccomp.Version != "" && r.Landlock.Available && r.Landlock.ABI > 0 && !outerSupervisor(r)
+}
+
+// outerSupervisor reports whether an outer sandbox supervises this
+// process's system calls with seccomp user notification.
+func outerSupervisor(r Result) bool {
+	return r.Seccomp.UserNotifyFailure != nil && r.Seccomp.UserNotifyFailure.Errno == "EBUSY"
 }
 
 // hostProcWorks reports whether the full sandbox would work but for a

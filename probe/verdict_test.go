@@ -268,6 +268,17 @@ func TestAssessCases(t *testing.T) {
 			Lost:     []string{"no seccomp user notification: refused system calls cannot be reported", guardLost},
 			Problems: []string{"degraded seccomp-listener-exists: seccomp.userNotify seccomp.guard"}},
 			""},
+		{"inside another cordon sandbox: no container mode under its guard", func(r *Result) {
+			r.Host.SeccompFilters = 2
+			allNamespaces(r, eperm)
+			r.Seccomp.UserNotify = false
+			r.Seccomp.UserNotifyFailure = &Feature{Step: "seccomp new listener", Errno: "EBUSY"}
+		}, summary{Level: Unavailable,
+			Lost: []string{"no sandbox: cordon builds every sandbox in a user namespace", "no seccomp user notification: refused system calls cannot be reported", guardLost,
+				"no container mode: an outer sandbox's seccomp supervisor performs file calls itself, where Landlock rules added below it do not apply"},
+			Problems: []string{"unavailable outer-seccomp: userNamespaces mountNamespace pidNamespace procfs networkNamespace ipcNamespace utsNamespace cgroupNamespace",
+				"degraded seccomp-listener-exists: seccomp.userNotify seccomp.guard"}},
+			""},
 		{"kernel before 5.19: no system-call guard", func(r *Result) {
 			r.Kernel = "5.15.0-91-generic"
 		}, summary{Level: Degraded,

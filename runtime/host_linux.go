@@ -16,12 +16,13 @@ import (
 // StateRoot returns the directory where cordon keeps the state of live
 // sandboxes for the calling user: $CORDON_STATE_ROOT when set (absolute),
 // otherwise /run/cordon for root, $XDG_RUNTIME_DIR/cordon or
-// /tmp/cordon-UID for everyone else.
+// /tmp/cordon-UID for everyone else, and for root too where /run cannot be
+// written (a container with a read-only root file system).
 func StateRoot() string {
 	if d := os.Getenv("CORDON_STATE_ROOT"); filepath.IsAbs(d) {
 		return filepath.Clean(d)
 	}
-	if os.Geteuid() == 0 {
+	if os.Geteuid() == 0 && unix.Access("/run", unix.W_OK) == nil {
 		return "/run/cordon"
 	}
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && ownedDir(d) {

@@ -130,8 +130,8 @@ var checks = []check{
 }
 
 // guardFeature returns the system-call guard as a Feature: user
-// notification with descriptors installed and answered at once
-// (SECCOMP_ADDFD_FLAG_SEND) and killable waits, Linux 5.19.
+// notification with descriptors installed in the process (Linux 5.9) and
+// killable waits, Linux 5.19.
 func guardFeature(r *Result) *Feature {
 	if f := notifyFeature(r); !f.Available {
 		return f

@@ -396,18 +396,30 @@ type seccompNotifAddfd struct {
 	NewfdFlags uint32
 }
 
-// addFD installs fd in the notifying process and answers its call with the
-// new descriptor's number (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14). The
-// process's RLIMIT_NOFILE applies: past it, the error is the answer's.
+// addFD installs fd in the notifying process, then answers its call with
+// the new descriptor's number. Not in one step (SECCOMP_ADDFD_FLAG_SEND):
+// that marks the call answered before the process has the descriptor, and
+// when a signal reaches the guard's thread meanwhile (Go's preemption
+// signal does, often), the kernel withdraws the descriptor and the call
+// returns 0: the process then writes its output to its stdin (EBADF).
+// Installed first and answered after, nothing comes between for the
+// process, which waits killably (WAIT_KILLABLE_RECV): a signal ends the
+// ioctl with the descriptor installed (its number returned) or not
+// queued at all (the ioctl restarts). The process's RLIMIT_NOFILE
+// applies: past it, the error is the answer's.
 func addFD(listener int, id uint64, fd int, cloexec bool) error {
-	a := seccompNotifAddfd{ID: id, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, Srcfd: uint32(fd)}
+	a := seccompNotifAddfd{ID: id, Srcfd: uint32(fd)}
 	if cloexec {
 		a.NewfdFlags = unix.O_CLOEXEC
 	}
 	for {
-		_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+		n, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
 		switch errno {
-		case 0, unix.ENOENT: // answered; or the process went away meanwhile
+		case 0:
+			resp := seccompNotifResp{ID: id, Val: int64(n)}
+			_ = ioctl(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+			return nil
+		case unix.ENOENT: // the process went away meanwhile
 			return nil
 		case unix.EINTR:
 			continue

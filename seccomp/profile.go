@@ -105,9 +105,8 @@ type Options struct {
 
 // GuardKernel reports whether a kernel of the release (as uname -r prints
 // it; "" for an unknown one, taken as new) runs a Guard profile: the
-// supervisor installs descriptors and answers at once
-// (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), and the filter waits killably
-// (Linux 5.19).
+// supervisor installs descriptors in the process (SECCOMP_IOCTL_NOTIF_ADDFD,
+// Linux 5.9), and the filter waits killably (Linux 5.19).
 func GuardKernel(release string) bool {
 	v, err := parseKernel(release)
 	if err != nil {

@@ -719,7 +719,7 @@ func escRaceConfig(gitDir, marker string, n int) int {
 	return 0
 }
 
-// escRaceDir makes dir/name n times, on one thread, while another swaps
+// escRaceDir makes dir/name n times (for a second at least), on one thread, while another swaps
 // dir (a directory) and link (a symbolic link) again and again: a
 // supervisor that resolves the path, checks, and then has the kernel
 // resolve it again makes name where link leads.
@@ -735,7 +735,10 @@ func escRaceDir(dir, link, name string, n int) int {
 	}()
 	made := 0
 	p := filepath.Join(dir, name)
-	for range n {
+	// n opens, and for a second at least: on a loaded machine the
+	// swapping thread may get no CPU during n quick opens.
+	start := time.Now()
+	for i := 0; i < n || time.Since(start) < time.Second; i++ {
 		fd, err := unix.Open(p, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
 		if err == nil {
 			unix.Close(fd)

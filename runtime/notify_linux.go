@@ -257,16 +257,20 @@ func (sv *supervisor) answer(listener int) {
 	name := sv.names[n.Nr]
 	pid := int(n.Pid)
 	if sv.guard != nil && sv.guard.takes(name, n.Args) {
+		// The command's name while it is there to read (once per
+		// process): a refused process may be gone once answered (mkdir
+		// exits at once).
+		command := sv.command(pid)
 		out := sv.guard.handle(listener, &n, name)
 		switch {
 		case out.refused != nil:
-			sv.rec.add(Violation{Kind: KindWrite, PID: pid, Command: sv.command(pid), Syscall: name,
+			sv.rec.add(Violation{Kind: KindWrite, PID: pid, Command: command, Syscall: name,
 				Path: out.refused.path, Reason: out.refused.reason})
 		case out.err != nil && path.IsAbs(out.named) && sv.recordsWrites:
 			// Refused by the mounts or Landlock, as the kernel would have
 			// for the process: judged as its own call would be.
 			select {
-			case sv.checks <- fileCheck{pid: pid, command: sv.command(pid), name: name, paths: []string{out.named},
+			case sv.checks <- fileCheck{pid: pid, command: command, name: name, paths: []string{out.named},
 				follow: name == "open" || name == "openat" || name == "creat", write: true, creates: true}:
 			default:
 			}

@@ -411,12 +411,52 @@ func TestServe(t *testing.T) {
 					unix.Close(fd)
 				}
 			})
-			if r := sb.run(runSpec{args: []string{"sh", "-c", whoRuns}}); r.code != 0 || r.stdout != "cold\n" {
+			// Its descriptor 5 a copy of the pipe the test reads to its
+			// end: the daemon it starts must not hold it.
+			first := runSpec{via: []string{"/bin/sh", "-c", `exec "$0" "$@" 5>&1`}, args: []string{"sh", "-c", whoRuns}, timeout: 30 * time.Second}
+			if r := sb.run(first); r.code != 0 || r.stdout != "cold\n" {
 				t.Fatalf("the first run, with no daemon yet: want a cold run:\n%s", r)
 			}
 			sb.waitSocket(nil)
 			if r := sb.run(runSpec{args: []string{"sh", "-c", whoRuns}}); r.code != 0 || r.stdout != "warm\n" {
 				t.Errorf("once the first run started the daemon: want a warm run:\n%s", r)
+			}
+		})
+		// cordon run --serve (cordon hook claude's runs), no settings: a
+		// daemon that cannot start (something else at its socket's path)
+		// is said, once per session, the run is cold, and no other
+		// daemon is tried for a while.
+		t.Run("could not start", func(t *testing.T) {
+			t.Parallel()
+			b := newBox(t, c)
+			root, env := privateState(t, b)
+			must(t, os.MkdirAll(filepath.Join(root, "serve.sock", "in-the-way"), 0o700))
+			b.chown()
+			run := func(session string) result {
+				t.Helper()
+				r := b.runSpec(runSpec{flags: []string{"--serve", "--session", session}, args: []string{"sh", "-c", whoRuns}, env: []string{env}})
+				if r.code != 0 || r.stdout != "cold\n" {
+					t.Fatalf("want a cold run:\n%s", r)
+				}
+				return r
+			}
+			const warning = "cordon: warning: cordon serve could not start (listen on "
+			if r := run("s1"); !strings.Contains(r.stderr, warning) || !strings.Contains(r.stderr, "address already in use") {
+				t.Errorf("no warning that cordon serve could not start:\n%s", r)
+			}
+			failed := filepath.Join(root, "serve.failed")
+			fi, err := os.Stat(failed)
+			if err != nil {
+				t.Fatalf("no record of the daemon that could not start: %v", err)
+			}
+			if r := run("s1"); strings.Contains(r.stderr, "cordon serve") {
+				t.Errorf("said again in the same session:\n%s", r)
+			}
+			if r := run("s2"); !strings.Contains(r.stderr, warning) {
+				t.Errorf("not said in another session:\n%s", r)
+			}
+			if again, err := os.Stat(failed); err != nil || !again.ModTime().Equal(fi.ModTime()) {
+				t.Errorf("another daemon was tried within the minute (%v)", err)
 			}
 		})
 	})

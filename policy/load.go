@@ -57,6 +57,10 @@ type Flags struct {
 	// Limits, as written on the command line ("2G", "50%", "90s", "1024");
 	// empty means unset.
 	Memory, Pids, CPUs, Timeout, OutputLimit, FileSize, OpenFiles, TmpSize string
+	// Serve, "true", makes cordon.serve true unless a settings file sets
+	// it (cordon run --serve, which cordon hook claude passes): a default,
+	// under every file, not a layer above them.
+	Serve string
 }
 
 // Load discovers the settings files for a workspace, reads them, checks
@@ -253,7 +257,7 @@ func (in *inputs) load() (*Policy, error) {
 	for _, c := range cands {
 		p.SettingsFiles = append(p.SettingsFiles, c.path)
 	}
-	m := merger{p: p, rep: rep}
+	m := merger{p: p, rep: rep, serveDefault: o.Flags.Serve == "true"}
 	admin := adminRequired(layers)
 	for _, l := range layers {
 		if !trusted && (l.scope == ScopeProject || l.scope == ScopeLocal) {

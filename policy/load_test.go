@@ -1043,3 +1043,38 @@ func TestRulePathForms(t *testing.T) {
 		t.Errorf("allowWrite %v, want none", p.Filesystem.AllowWrite)
 	}
 }
+
+// TestServeDefault: Flags.Serve (cordon run --serve, which cordon hook
+// claude passes) turns cordon.serve on where no settings file sets it;
+// a file that sets it decides, an untrusted workspace only to turn it
+// off.
+func TestServeDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, ws, flag string
+		want                 bool
+	}{
+		{"no file, no flag", "", "", "", false},
+		{"no file, the flag", "", "", "true", true},
+		{"the user's on", `{"cordon": {"serve": true}}`, "", "", true},
+		{"the user's off, the flag", `{"cordon": {"serve": false}}`, "", "true", false},
+		{"the workspace's off, the flag", "", `{"cordon": {"serve": false}}`, "true", false},
+		{"the workspace's on, no flag", "", `{"cordon": {"serve": true}}`, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			if tc.user != "" {
+				fsys["home/u/.config/cordon/settings.json"] = &fstest.MapFile{Data: []byte(tc.user)}
+			}
+			if tc.ws != "" {
+				fsys["ws/.cordon/settings.json"] = &fstest.MapFile{Data: []byte(tc.ws)}
+			}
+			p, err := Load(LoadOptions{Workspace: "/ws", Cwd: "/ws", Home: "/home/u", FS: fsys, ManagedFiles: []string{}, Flags: Flags{Serve: tc.flag}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Serve != tc.want {
+				t.Errorf("Serve = %v, want %v", p.Serve, tc.want)
+			}
+		})
+	}
+}

@@ -74,6 +74,8 @@ type merger struct {
 	mitm    *setting[MitmProxy]
 	tls     *setting[TLSTerminate]
 	notices []entry
+	// serveDefault is cordon.serve when no file sets it (Flags.Serve).
+	serveDefault bool
 	// rulePaths maps a settings file and a file tool's rule in it to the
 	// rule's path pattern.
 	rulePaths map[string]string
@@ -711,7 +713,7 @@ func (m *merger) finish(layers []*layer) {
 	p.Sandbox.AllowNestedUserNamespaces = flag("sandbox.allowNestedUserNamespaces", false)
 	p.Sandbox.EnableWeakerNetworkIsolation = flag("sandbox.enableWeakerNetworkIsolation", false)
 	p.Sandbox.AllowSocketpair = flag("cordon.allowSocketpair", true)
-	p.Serve = flag("cordon.serve", false)
+	p.Serve = flag("cordon.serve", m.serveDefault)
 	p.Sandbox.RequireFull = flag("cordon.requireFullSandbox", false)
 	p.Sandbox.ContainerMode = flag("cordon.containerMode", false)
 	p.Sandbox.AcceptUnconfined = flag("cordon.acceptUnconfined", false)

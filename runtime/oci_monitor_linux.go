@@ -203,7 +203,7 @@ func (o OCI) startMonitor(id string, s *specs.Spec, a *spec.Applied, pod podNetw
 
 	// Only what is passed below reaches the monitor: not the shim's pipes
 	// (go-runc waits for create's output to end), not preserved fds.
-	if err := closeOnExecFrom(3); err != nil {
+	if err := CloseOnExecFrom(3); err != nil {
 		return h, fmt.Errorf("monitor: %w", err)
 	}
 	cmd := exec.Command(exe, MonitorCommand, id)
@@ -259,23 +259,6 @@ func listenMonitorSocket(path string) (*os.File, error) {
 		return nil, fmt.Errorf("monitor socket: %w", err)
 	}
 	return f, nil
-}
-
-// closeOnExecFrom marks every descriptor from fd on close-on-exec.
-func closeOnExecFrom(fd int) error {
-	if err := unix.CloseRange(uint(fd), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
-		return nil
-	}
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if n, err := strconv.Atoi(e.Name()); err == nil && n >= fd {
-			unix.CloseOnExec(n)
-		}
-	}
-	return nil
 }
 
 // attach tells the monitor the container's init pid and waits until it

@@ -63,7 +63,7 @@ static const struct client_flag client_flags[] = {
 	{"allow-domain", 1}, {"deny-domain", 1}, {"memory", 1}, {"pids", 1},
 	{"cpus", 1}, {"timeout", 1}, {"output-limit", 1}, {"file-size", 1},
 	{"open-files", 1}, {"tmp-size", 1}, {"cwd-fd", 1}, {"session", 1},
-	{"record-writes", 0}, {"record-reads", 0}, {"stats", 0},
+	{"record-writes", 0}, {"record-reads", 0}, {"stats", 0}, {"serve", 0},
 	{NULL, 0},
 };
 

@@ -25,6 +25,7 @@ func runCommand() *cli.Command {
 		Flags: append(sandboxFlags(),
 			&cli.BoolFlag{Name: "stats", Usage: "end with a line of resource usage on stderr (wall, cpu, peak memory, pids)"},
 			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "run in the background with a lifetime of its own (a dev server): print the run's id once the command runs; see cordon logs, list, stop"},
+			&cli.BoolFlag{Name: "serve", Usage: "use cordon serve, starting it when none runs, unless the settings set cordon.serve to false (cordon hook claude passes it)"},
 			&cli.StringFlag{Name: "session", Usage: "the agent's session `ID` (cordon hook claude passes Claude Code's): cordon's warnings are said once per session instead of once per boot"},
 			&cli.IntFlag{Name: "cwd-fd", Usage: "for bash -c COMMAND: write the directory COMMAND's shell ended in on descriptor `N`, when it ended with status 0 and that directory is the host's own (cordon hook claude's cd that carries over)"},
 		),
@@ -73,9 +74,10 @@ func runCommand() *cli.Command {
 				return err
 			}
 			defer sb.close()
-			if sb.policy.Serve && id == "" {
+			serveStarted := func() string { return "" }
+			if id == "" && unservable(sb) == "" {
 				// The next run finds it (cordon serve).
-				startServe()
+				serveStarted = startServe()
 			}
 			if err := runtime.Prepare(sb.req.Host); err != nil {
 				return err
@@ -114,6 +116,9 @@ func runCommand() *cli.Command {
 			}
 			rep.done(ctx, sb.policy, status, err)
 			runtime.Trace("reported")
+			if why := serveStarted(); why != "" && sayOnce(sb.probe, sb.session, []string{"cordon serve: " + why}) {
+				fmt.Fprintf(os.Stderr, "cordon: warning: cordon serve could not start (%s): commands run without it, cold (said %s)\n", why, once(sb.session))
+			}
 			if logged != nil {
 				logged(status, err)
 			}

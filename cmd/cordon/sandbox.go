@@ -176,6 +176,7 @@ func loadPolicyFor(cmd *cli.Command, inv invocation) (*policy.Policy, error) {
 			FileSize:    cmd.String("file-size"),
 			OpenFiles:   cmd.String("open-files"),
 			TmpSize:     cmd.String("tmp-size"),
+			Serve:       map[bool]string{true: "true"}[cmd.Bool("serve")],
 		},
 	})
 }
@@ -192,6 +193,10 @@ type sandbox struct {
 	caches *runtime.Caches
 	// proxy is the run's network proxy (nil: no network)
 	proxy *netproxy.Config
+	// probe is what the machine can do; session the agent's session
+	// (cordon run --session): for the warnings said once (sayOnce).
+	probe   probe.Result
+	session string
 }
 
 // close removes what the run's compilation left on the host.
@@ -308,7 +313,7 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 			px.Mask = mk.set
 		}
 	}
-	return &sandbox{policy: pol, req: req, spec: s, mask: mk, caches: cs, proxy: px}, nil
+	return &sandbox{policy: pol, req: req, spec: s, mask: mk, caches: cs, proxy: px, probe: pr, session: inv.session}, nil
 }
 
 // openCaches returns the views of the package caches for the run of req

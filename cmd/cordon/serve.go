@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,6 +41,7 @@ func serveCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "pool", Value: 4, Usage: "sandboxes kept ready per policy (`N`)"},
 			&cli.DurationFlag{Name: "idle", Usage: "exit after `DURATION` without a command (0: never)"},
+			&cli.IntFlag{Name: "ready-fd", Hidden: true, Usage: "write \"ready\" on descriptor `N` once it listens, or why it cannot (cordon run's start on demand)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
@@ -49,13 +52,17 @@ func serveCommand() *cli.Command {
 			if err := runtime.SealSelf(); err != nil {
 				fmt.Fprintf(stderr, "cordon serve: %v (each sandbox copies cordon's binary)\n", err)
 			}
+			ready := readyNotifier(cmd)
 			root := runtime.StateRoot()
 			ln, unlock, err := serveListener(root)
 			if err != nil {
+				ready(err.Error())
 				return err
 			}
+			// Listening, or another daemon serves.
+			ready(serveReady)
 			if ln == nil {
-				return nil // another daemon serves
+				return nil
 			}
 			defer unlock()
 			defer ln.Close()
@@ -174,6 +181,26 @@ func compiler(policies *policy.Cache) serve.Compiler {
 	}
 }
 
+// unservable says why the daemon does not run sb, "" when it does.
+func unservable(sb *sandbox) string {
+	switch {
+	case sb.mask != nil:
+		// A masked credential's fakes are the run's own: a sandbox made
+		// ahead has none.
+		return "masked credentials"
+	case !sb.policy.Serve:
+		// Settings changed since the daemon started: the command's own
+		// settings decide, for every command.
+		return "cordon.serve is not enabled in the settings"
+	case sb.spec.Process.Terminal:
+		return "the command gets a terminal"
+	case spec.Contained(sb.spec):
+		// Nothing to make ahead: the container mode's init costs a fork.
+		return "the container mode"
+	}
+	return ""
+}
+
 // compileRequest compiles a client's command line as cordon run compiles
 // its own, in the client's working directory and environment. files are
 // the client's stdin, stdout and stderr, and with --cwd-fd, the
@@ -221,21 +248,9 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 	if err != nil {
 		return nil, err
 	}
-	declined := func(reason string) (*serve.Run, error) {
+	if reason := unservable(sb); reason != "" {
 		sb.close()
 		return nil, &serve.Declined{Reason: reason}
-	}
-	if !sb.policy.Serve {
-		// Settings changed since the daemon started: the command's own
-		// settings decide, for every command.
-		return declined("cordon.serve is not enabled in the settings")
-	}
-	if sb.spec.Process.Terminal {
-		return declined("the command gets a terminal")
-	}
-	if spec.Contained(sb.spec) {
-		// Nothing to make ahead: the container mode's init costs a fork.
-		return declined("the container mode")
 	}
 	rep := newRunReport(sb)
 	rep.w = stdio[2]
@@ -290,36 +305,115 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 	return r, nil
 }
 
-// startServe starts cordon serve in the background, unless one listens
-// already; it says nothing and waits for nothing: the run goes on cold.
-func startServe() {
+// serveStartWait bounds how long the run that starts cordon serve waits,
+// once its own command is over, for the daemon to listen: the next run
+// then finds it, and a daemon that cannot start is said at once.
+const serveStartWait = time.Second
+
+// serveRetry is how long a daemon that could not start keeps runs from
+// starting another: each attempt costs a process start.
+const serveRetry = time.Minute
+
+// serveFailed names the record of the last daemon that could not start:
+// why, in one line.
+const serveFailed = "serve.failed"
+
+// startServe starts cordon serve in the background for the runs after
+// this one, unless one listens already or one could not start in the
+// last serveRetry. It waits for nothing: the run goes on cold, and calls
+// the returned function once its command is over, which waits (at most
+// serveStartWait) for the daemon to listen and returns why it could not,
+// "" when it listens or is still starting.
+func startServe() (wait func() string) {
+	none := func() string { return "" }
 	if serve.Disabled() {
-		return
+		return none
 	}
 	root := runtime.StateRoot()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if c, err := serve.Dial(ctx, serve.Socket(root)); err == nil {
 		c.Close()
-		return
+		return none
+	}
+	failed := filepath.Join(root, serveFailed)
+	if fi, err := os.Stat(failed); err == nil && time.Since(fi.ModTime()) < serveRetry {
+		why, _ := os.ReadFile(failed)
+		return func() string { return strings.TrimSpace(string(why)) }
 	}
 	exe, err := runtime.Executable()
 	if err != nil {
-		return
+		return none
 	}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
-		return
+		return none
 	}
 	defer null.Close()
-	cmd := exec.Command(exe, "serve", "--idle", serveIdleOnDemand.String())
+	r, w, err := os.Pipe()
+	if err != nil {
+		return none
+	}
+	defer w.Close()
+	cmd := exec.Command(exe, "serve", "--idle", serveIdleOnDemand.String(), "--ready-fd", "3")
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	cmd.ExtraFiles = []*os.File{w}
 	// Its own session: the caller's terminal and its signals are not
 	// the daemon's.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if cmd.Start() == nil {
-		_ = cmd.Process.Release()
+	// Nor any descriptor this run was given: a caller waiting for the end
+	// of a pipe of its own (Claude Code's output, the command
+	// substitution of a rewritten Bash call) would wait for the daemon.
+	_ = runtime.CloseOnExecFrom(3)
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		return recordServeFailed(failed, err.Error())
+	}
+	_ = cmd.Process.Release()
+	return func() string {
+		defer r.Close()
+		_ = r.SetReadDeadline(time.Now().Add(serveStartWait))
+		buf := make([]byte, 512)
+		n, err := io.ReadFull(r, buf)
+		said := strings.TrimSpace(string(buf[:n]))
+		switch {
+		case said == serveReady:
+			_ = os.Remove(failed)
+			return ""
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return "" // still starting: the next run finds it, or starts it
+		case said == "":
+			said = "it exited before it listened"
+		}
+		return recordServeFailed(failed, said)()
+	}
+}
+
+// recordServeFailed records why a daemon could not start, for the runs
+// of the next serveRetry, and returns it.
+func recordServeFailed(path, why string) func() string {
+	_ = os.WriteFile(path, []byte(why+"\n"), 0o600)
+	return func() string { return why }
+}
+
+// serveReady is what cordon serve --ready-fd writes once it listens.
+const serveReady = "ready"
+
+// readyNotifier returns what tells the process that started cordon serve
+// (--ready-fd N) that it listens, or why it cannot: one line, once.
+func readyNotifier(cmd *cli.Command) func(string) {
+	if !cmd.IsSet("ready-fd") {
+		return func(string) {}
+	}
+	f := os.NewFile(uintptr(cmd.Int("ready-fd")), "ready-fd")
+	unix.CloseOnExec(int(f.Fd()))
+	var once sync.Once
+	return func(msg string) {
+		once.Do(func() {
+			_, _ = f.WriteString(msg + "\n")
+			f.Close()
+		})
 	}
 }
 

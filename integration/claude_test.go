@@ -52,17 +52,30 @@ func needClaude() need {
 const claudeTimeout = 5 * time.Minute
 
 // claudeBox is a box whose home has cordon's hook installed by cordon
-// install claude.
-func claudeBox(t *testing.T, c *caller) *box {
+// install claude, with a state root of its own: the cordon serve that the
+// hook's runs start there (they pass --serve) is the test's, and ends
+// with it.
+func claudeBox(t *testing.T, c *caller) *serveBox {
 	t.Helper()
 	requires(t, needClaude())
 	b := newBox(t, c)
+	root, env := privateState(t, b)
 	must(t, os.Mkdir(filepath.Join(b.dir, "tmp"), 0o755))
 	b.chown()
+	t.Cleanup(func() {
+		daemon := func(p proc) bool { return p.env(boxEnv) == b.token && strings.Contains(p.cmdline(), " serve ") }
+		for _, p := range procsWhere(daemon) {
+			_ = syscall.Kill(p.pid, syscall.SIGTERM)
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for len(procsWhere(daemon)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	if r := b.cordon(runSpec{}, "install", "claude"); r.code != 0 || !strings.Contains(r.stdout, "installed the hook") {
 		t.Fatalf("cordon install claude:\n%s", r)
 	}
-	return b
+	return &serveBox{box: b, root: root, stateEnv: env}
 }
 
 // session is what one Claude Code session did.
@@ -77,7 +90,7 @@ type session struct {
 // claude runs a headless Claude Code session in the box's workspace as
 // the box's caller, with the permission mode and the script of tool
 // calls, and waits for it.
-func (b *box) claude(mode string, script ...claudecode.Call) *session {
+func (b *serveBox) claude(mode string, script ...claudecode.Call) *session {
 	b.t.Helper()
 	srv, err := claudecode.NewServer(script)
 	must(b.t, err)
@@ -86,7 +99,7 @@ func (b *box) claude(mode string, script ...claudecode.Call) *session {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claudeBin, claudecode.Args("Do the task.", "--permission-mode", mode)...)
 	cmd.Dir = b.ws
-	cmd.Env = b.env(append(claudecode.Env(b.home, srv.URL, sandboxPath), "TMPDIR="+filepath.Join(b.dir, "tmp"))...)
+	cmd.Env = b.env(append(claudecode.Env(b.home, srv.URL, sandboxPath), "TMPDIR="+filepath.Join(b.dir, "tmp"), b.stateEnv)...)
 	// Its own process group: what it leaves behind at its timeout goes
 	// with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: b.c.cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -162,11 +175,12 @@ func bash(command string, more ...any) claudecode.Call {
 
 // TestClaudeCodeWork: ordinary work in a Claude Code session with cordon's
 // hook: every Bash call runs in cordon's sandbox (CORDON_SANDBOX=1, cordon's
-// init as PID 1, Claude Code's own sandbox off), an edit, a build and a
-// commit land in the workspace, a cd carries over to the next call, a
-// failing command's status and output come back, output larger than
-// Claude Code keeps comes through whole, and the file tools go through
-// cordon's decision.
+// init as PID 1; Claude Code's own sandbox off), the first one cold, which
+// starts cordon serve, and the later ones in sandboxes it made ahead; an
+// edit, a build and a commit land in the workspace, a cd carries over to
+// the next call, a failing command's status and output come back, output
+// larger than Claude Code keeps comes through whole, and the file tools go
+// through cordon's decision.
 func TestClaudeCodeWork(t *testing.T) {
 	t.Parallel()
 	eachCaller(t, func(t *testing.T, c *caller) {
@@ -199,7 +213,7 @@ func TestClaudeCodeWork(t *testing.T) {
 			bash(`git init -q && git add -A && git -c user.name=Test -c user.email=test@example.com commit -qm first && git log --format=%s`),
 			bash(`cd sub && pwd`),
 			bash(`pwd && echo data > f.txt`),
-			bash(`echo out; echo err >&2; exit 3`),
+			bash(`tr '\0' ' ' </proc/1/cmdline; echo; echo out; echo err >&2; exit 3`),
 			bash(`seq 1 300000`),
 			claudecode.Call{Tool: "Read", Input: map[string]any{"file_path": hello}},
 			claudecode.Call{Tool: "Edit", Input: map[string]any{"file_path": hello, "old_string": "hello, cordon", "new_string": "hello, claude"}},
@@ -207,6 +221,12 @@ func TestClaudeCodeWork(t *testing.T) {
 			claudecode.Call{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(b.home, "outside.txt"), "content": "pwned\n"}},
 		)
 		s.want(0, false, "sandbox=1", "/.cordon/cordon sandbox-init")
+		// No daemon before the first call: it ran cold and started one,
+		// whose sandboxes (their inits wait for a --command-fd) the later
+		// calls get.
+		if r := s.result(0); strings.Contains(r.Text, "--command-fd=") {
+			t.Errorf("the first call ran in a sandbox made ahead, with no daemon started yet:\n%s", r.Text)
+		}
 		s.want(1, false, "cc -o hello hello.c", "hello, cordon")
 		s.want(2, false, "first")
 		if got := readFile(filepath.Join(b.ws, ".git", "logs", "HEAD")); !strings.Contains(got, "commit (initial): first") {
@@ -220,7 +240,7 @@ func TestClaudeCodeWork(t *testing.T) {
 		if got := readFile(filepath.Join(b.ws, "sub", "f.txt")); got != "data\n" {
 			t.Errorf("sub/f.txt = %q: the cd did not carry over", got)
 		}
-		s.want(5, true, "Exit code 3", "out", "err")
+		s.want(5, true, "Exit code 3", "out", "err", "/.cordon/cordon sandbox-init", "--command-fd=")
 		// Claude Code keeps a preview and saves the rest in a file of its
 		// own: all of it came through.
 		s.want(6, false, "Output too large", "\n1\n2\n3\n")

@@ -62,6 +62,10 @@ func (b *box) hookIn(session, command, mode string, flags ...string) claudeAnswe
 	return a
 }
 
+// noServe keeps a rewritten command (whose cordon run has --serve) from
+// starting cordon serve, which would outlive the test.
+const noServe = "CORDON_SERVE=0"
+
 // bash runs a command line with bash as the box's caller, in the
 // workspace, as Claude Code runs a Bash tool call; env are more NAME=value.
 func (b *box) bash(command string, env ...string) result {
@@ -127,7 +131,7 @@ exit 7`
 		if a.HookSpecificOutput.PermissionDecision != "allow" || a.HookSpecificOutput.HookEventName != "PreToolUse" {
 			t.Fatalf("answer %+v, want allow", a.HookSpecificOutput)
 		}
-		r := b.bash(updatedCommand(t, a))
+		r := b.bash(updatedCommand(t, a), noServe)
 		if r.code != 7 {
 			t.Errorf("exit status %d, want the command's 7\n%s", r.code, r)
 		}
@@ -163,7 +167,7 @@ func TestHookRewriteExact(t *testing.T) {
 		if a.HookSpecificOutput.PermissionDecision != "allow" {
 			t.Fatalf("answer %+v, want allow", a.HookSpecificOutput)
 		}
-		r := b.bash(updatedCommand(t, a))
+		r := b.bash(updatedCommand(t, a), noServe)
 		if r.code != 0 || r.stdout != body+"\n" {
 			t.Errorf("got %q, want %q\n%s", r.stdout, body+"\n", r)
 		}
@@ -189,12 +193,12 @@ func TestHookPlanMode(t *testing.T) {
 		if !strings.Contains(cmd, "--mode plan") {
 			t.Errorf("the rewritten command does not keep plan mode: %q", cmd)
 		}
-		if r := b.bash(cmd); r.code != 0 || r.stdout != "hello\n" {
+		if r := b.bash(cmd, noServe); r.code != 0 || r.stdout != "hello\n" {
 			t.Errorf("cat README.md:\n%s", r)
 		}
 		// The same sandbox, asked to write: read-only.
 		sneaky := strings.Replace(cmd, "'cat README.md'", "'touch new.txt'", 1)
-		if r := b.bash(sneaky); r.code == 0 || exists(filepath.Join(b.ws, "new.txt")) {
+		if r := b.bash(sneaky, noServe); r.code == 0 || exists(filepath.Join(b.ws, "new.txt")) {
 			t.Errorf("the plan-mode sandbox let the workspace be written:\n%s", r)
 		}
 	})
@@ -213,7 +217,7 @@ func TestHookWarnsOncePerSession(t *testing.T) {
 	call := func(session string) string {
 		t.Helper()
 		a := b.hookIn(session, "true", "acceptEdits", "--memory", "4096M")
-		r := b.bash(updatedCommand(t, a), state)
+		r := b.bash(updatedCommand(t, a), state, noServe)
 		if r.code != 0 {
 			t.Fatalf("the call failed:\n%s", r)
 		}
@@ -235,7 +239,7 @@ func TestHookWarnsOncePerSession(t *testing.T) {
 	// A command of the sandbox cannot silence the next session's
 	// warning: the records are out of its reach.
 	a := b.hookIn("session-0", `ls "$CORDON_STATE_ROOT"/said; mkdir -p "$CORDON_STATE_ROOT/said/x" && touch "$CORDON_STATE_ROOT/said/x/y"; echo done`, "bypassPermissions")
-	r := b.bash(updatedCommand(t, a), state)
+	r := b.bash(updatedCommand(t, a), state, noServe)
 	if !strings.Contains(r.stdout, "done") || strings.TrimSpace(r.stdout) != "done" || exists(filepath.Join(root, "said", "x", "y")) {
 		t.Errorf("the sandbox sees or writes cordon's records:\n%s", r)
 	}

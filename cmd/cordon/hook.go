@@ -132,6 +132,10 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byt
 	if in.SessionID != "" {
 		runFlags = append(runFlags, "--session", in.SessionID)
 	}
+	// An agent runs its commands one after another by the hundred: they
+	// go through cordon serve unless the settings say otherwise
+	// (docs/performance.md, "cordon serve for Claude Code").
+	runFlags = append(runFlags, "--serve")
 	scalars := map[string]string{}
 	for _, name := range []string{"memory", "pids", "cpus", "timeout", "output-limit", "file-size", "open-files", "tmp-size"} {
 		if v := cmd.String(name); v != "" {

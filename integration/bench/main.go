@@ -32,20 +32,26 @@ func main() {
 	cordon := flag.String("cordon", "bin/cordon", "the cordon binary")
 	n := flag.Int("n", 100, "runs per contender")
 	doc := flag.String("doc", "", "rewrite the figures' section of this document (docs/performance.md) with the output")
-	only := flag.String("only", "", "run one part only: proxy, or startup (the first table) (no -doc then)")
+	only := flag.String("only", "", "run one part only: proxy, startup (the first table), or claude (no -doc then)")
 	compare := flag.String("compare", "", "with -only: another cordon binary measured too, interleaved")
 	flag.Parse()
 	if *only != "" {
-		if (*only != "proxy" && *only != "startup") || *doc != "" {
-			fmt.Fprintln(os.Stderr, "bench: -only takes proxy or startup, without -doc")
+		if (*only != "proxy" && *only != "startup" && *only != "claude") || *doc != "" {
+			fmt.Fprintln(os.Stderr, "bench: -only takes proxy, startup or claude, without -doc")
 			os.Exit(2)
 		}
 		var err error
-		if *only == "proxy" {
+		switch *only {
+		case "proxy":
 			if err = proxyBench(*cordon, *compare, *n); err == nil {
 				err = terminateBench(*cordon, *n)
 			}
-		} else {
+		case "claude":
+			var abs string
+			if abs, err = filepath.Abs(*cordon); err == nil {
+				err = claudeBench(abs, claudeRounds(*n), claudeCalls)
+			}
+		default:
 			err = run(*cordon, *compare, *n, true)
 		}
 		if err != nil {
@@ -233,8 +239,17 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 	if err := terminateBench(cordon, n); err != nil {
 		return err
 	}
-	return serveBench(cordon, truePath, env, work)
+	if err := serveBench(cordon, truePath, env, work); err != nil {
+		return err
+	}
+	return claudeBench(cordon, claudeRounds(n), claudeCalls)
 }
+
+// A Claude Code session of the bench makes claudeCalls calls; -n runs make
+// claudeRounds(n) sessions per contender.
+const claudeCalls = 11
+
+func claudeRounds(n int) int { return max(3, n/10) }
 
 // checkWarm makes sure that the warm contender's runs go through the
 // daemon: a pooled sandbox's init has no command on its command line.

@@ -43,6 +43,11 @@ type Server struct {
 	// Log, when set before the first request, receives the body of every
 	// request to /v1/messages (to see what Claude Code sends).
 	Log io.Writer
+	// Think, when set before the first request, is how long the stand-in
+	// takes before each answer to the agent loop, as a model does: what a
+	// daemon does between two calls (cordon serve making the next
+	// sandbox) is then off the next call's way, as it is with a model.
+	Think time.Duration
 
 	script []Call
 	idBase string
@@ -232,6 +237,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	time.Sleep(s.Think)
 	if step < len(s.script) {
 		s.answer(w, req, &s.script[step], s.id(step))
 		return

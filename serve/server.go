@@ -31,6 +31,9 @@ type Run struct {
 	Bind func(id string)
 	// Done is called once the run is over, with its status or error.
 	Done func(status int, err error)
+	// Abandon, instead of Done, is called when no sandbox could be made
+	// for the run: nothing ran, and the client runs the command itself.
+	Abandon func()
 }
 
 // Compiler compiles a request, as cordon run compiles its command line:

@@ -235,11 +235,16 @@ func (s *Server) handle(ctx context.Context, c *net.UnixConn) {
 	}
 	p, key, err := s.sandbox(r)
 	if err != nil {
-		err = fmt.Errorf("start sandbox: %w", err)
-		if r.Done != nil {
-			r.Done(0, err)
+		// Nothing ran: the client runs the command cold, which says why
+		// if it fails again. Said, not hidden: a daemon that cannot make
+		// sandboxes is a daemon to look at (its log has the ones it
+		// could not make ahead).
+		s.logf("make a sandbox for a command: %v", err)
+		fmt.Fprintf(stderr, "cordon: warning: cordon serve could not make a sandbox (%v): the command runs without it, cold\n", err)
+		if r.Abandon != nil {
+			r.Abandon()
 		}
-		fail(err)
+		write(Fallback{TypeFallback, "no sandbox could be made: " + err.Error()})
 		return
 	}
 	if r.Bind != nil {

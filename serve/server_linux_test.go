@@ -1,11 +1,17 @@
 package serve
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // socketPair is a connected pair of unix stream sockets.
@@ -122,5 +128,47 @@ func TestAcceptAgain(t *testing.T) {
 	}
 	if acceptAgain(net.ErrClosed) {
 		t.Error("a closed listener is not a failure of the moment")
+	}
+}
+
+// TestHandleNoSandbox: a request whose sandbox cannot be made falls back
+// to the client (nothing ran), said on the command's stderr; the run is
+// abandoned, not reported as done.
+func TestHandleNoSandbox(t *testing.T) {
+	client, server := socketPair(t)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errR.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	var abandoned, done atomic.Bool
+	s := &Server{Compile: func(context.Context, *Request, []*os.File) (*Run, error) {
+		// A run of its own (Alone) whose spec no sandbox can be made of.
+		return &Run{Spec: &specs.Spec{}, Alone: true, Abandon: func() { abandoned.Store(true) }, Done: func(int, error) { done.Store(true) }}, nil
+	}}
+	line := []byte(`{"cordon":1,"args":["--","true"],"cwd":"/"}` + "\n")
+	if _, _, err := client.WriteMsgUnix(line, syscall.UnixRights(int(null.Fd()), int(null.Fd()), int(errW.Fd())), nil); err != nil {
+		t.Fatal(err)
+	}
+	errW.Close()
+	go s.handle(context.Background(), server)
+	answer, err := bufio.NewReader(client).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(answer, `{"type":"fallback","reason":"no sandbox could be made: `) {
+		t.Errorf("answer %q, want a fallback", answer)
+	}
+	said, _ := io.ReadAll(errR)
+	if !strings.HasPrefix(string(said), "cordon: warning: cordon serve could not make a sandbox (") {
+		t.Errorf("the command's stderr: %q, want the warning", said)
+	}
+	if !abandoned.Load() || done.Load() {
+		t.Errorf("abandoned %v, done %v: want abandoned only", abandoned.Load(), done.Load())
 	}
 }

@@ -268,6 +268,7 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 			sb.close()
 			rep.done(ctx, sb.policy, status, err)
 		},
+		Abandon: sb.close,
 	}
 	if len(files) == 4 {
 		// Last: nothing fails after it, and Done is sure to come.
@@ -276,6 +277,10 @@ func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, p
 			return nil, err
 		}
 		r.Options.Fd3 = cwd.w
+		r.Abandon = func() {
+			sb.close()
+			cwd.close()
+		}
 		r.Done = func(status int, err error) {
 			ended := status
 			if err != nil {

@@ -247,3 +247,67 @@ func TestHookWarnsOncePerSession(t *testing.T) {
 		t.Errorf("a new session was not warned:\n%s", got)
 	}
 }
+
+// TestHookServed: with cordon serve running, cordon hook claude is
+// answered by the daemon, without starting Go (it answers under an
+// address space limit Go's runtime cannot start in), exactly as the
+// process answers, from the caller's environment (its HOME's rules, not
+// the daemon's); a policy that runs a program of the user's to decide
+// (hooks.preDecision, with the caller's environment) and a flag the
+// daemon does not take are left to the process, which blocks the call
+// (exit 2) when it cannot start.
+func TestHookServed(t *testing.T) {
+	t.Parallel()
+	eachCaller(t, func(t *testing.T, c *caller) {
+		requires(t, needTool("prlimit"))
+		sb := newServeBox(t, c)
+		// The caller's home, not the daemon's: a deny rule of Claude
+		// Code's settings there.
+		other := filepath.Join(sb.dir, "other-home")
+		must(t, os.MkdirAll(filepath.Join(other, ".claude"), 0o755))
+		must(t, os.WriteFile(filepath.Join(other, ".claude", "settings.json"), []byte(`{"permissions": {"deny": ["Bash(curl:*)"]}}`+"\n"), 0o644))
+		sb.chown()
+		sb.serve()
+		payload := func(command string) []byte {
+			data, err := json.Marshal(map[string]any{
+				"session_id": "s1", "cwd": sb.ws, "permission_mode": "acceptEdits", "hook_event_name": "PreToolUse",
+				"tool_name": "Bash", "tool_input": map[string]any{"command": command, "description": "Run it"}, "tool_use_id": "toolu_1",
+			})
+			must(t, err)
+			return data
+		}
+		noGo := []string{toolPath("prlimit"), "--as=268435456", "--"}
+		hook := func(command string, via []string, env []string, flags ...string) result {
+			t.Helper()
+			return sb.cordon(runSpec{stdin: bytes.NewReader(payload(command)), via: via, env: append(env, sb.stateEnv, "HOME="+other)},
+				append([]string{"hook", "claude"}, flags...)...)
+		}
+		for _, command := range []string{"make test", "curl https://example.com"} {
+			served := hook(command, noGo, nil)
+			cold := hook(command, nil, []string{"CORDON_SERVE=0"})
+			if served.code != 0 || served.stdout == "" {
+				t.Fatalf("%s: not answered by the daemon:\n%s", command, served)
+			}
+			if served.stdout != cold.stdout || served.stderr != cold.stderr || cold.code != 0 {
+				t.Errorf("%s: the daemon's answer is not the process's:\n%s\n--- the process:\n%s", command, served, cold)
+			}
+		}
+		if r := hook("curl https://example.com", noGo, nil); !strings.Contains(r.stdout, `"permissionDecision":"deny"`) {
+			t.Errorf("the daemon's answer does not follow the caller's settings:\n%s", r)
+		}
+
+		// Left to the process, which cannot start under the limit: it
+		// blocks the call.
+		must(t, os.MkdirAll(filepath.Join(other, ".config", "cordon"), 0o755))
+		must(t, os.WriteFile(filepath.Join(other, ".config", "cordon", "settings.json"), []byte(`{"cordon": {"hooks": {"preDecision": {"command": ["/bin/true"]}}}}`+"\n"), 0o644))
+		sb.chown()
+		for _, tc := range []struct {
+			name  string
+			flags []string
+		}{{"hooks.preDecision", nil}, {"a flag the daemon does not take", []string{"--nope"}}} {
+			if r := hook("make test", noGo, nil, tc.flags...); r.code != 2 || !strings.Contains(r.stderr, "RLIMIT_AS") {
+				t.Errorf("%s: want the process, exit 2 (blocked) where it cannot start:\n%s", tc.name, r)
+			}
+		}
+	})
+}

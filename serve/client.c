@@ -22,6 +22,14 @@
  * environment, and the identity of this binary (serve.BinaryID); the
  * daemon parses and compiles the arguments as cordon run would, and
  * declines what a cold run must do (a terminal, --detach).
+ *
+ * cordon hook claude, which Claude Code runs before every tool call, is
+ * answered by the daemon the same way (hook_client): the hook's input is
+ * read first into a memory file, which goes to the daemon as stdin and,
+ * when the daemon does not answer (no socket, a fallback, an error, gone),
+ * to Go's cordon hook claude as its stdin; the answer comes back through a
+ * pipe and is written to stdout only once the daemon said the exit
+ * status, so that Go never answers after part of an answer was written.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -36,6 +44,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -287,15 +296,22 @@ static void put_list(struct buf *b, char **v, int n)
 
 /*
  * cordon_client_request encodes the request line (serve.Request, newline
- * included) into a malloc'd string; NULL when out of memory.
+ * included; hook is its Hook, NULL for a run) into a malloc'd string; NULL
+ * when out of memory.
  */
-char *cordon_client_request(char **args, int nargs, const char *cwd, char **env, const char *binary)
+char *cordon_client_request(char **args, int nargs, const char *cwd, char **env, const char *binary, const char *hook)
 {
 	struct buf b = {0};
 	int nenv = 0;
 	while (env && env[nenv])
 		nenv++;
-	puts_(&b, "{\"cordon\":1,\"args\":");
+	puts_(&b, "{\"cordon\":1,");
+	if (hook && hook[0]) {
+		puts_(&b, "\"hook\":");
+		put_json(&b, hook);
+		put(&b, ",", 1);
+	}
+	puts_(&b, "\"args\":");
 	put_list(&b, args, nargs);
 	puts_(&b, ",\"cwd\":");
 	put_json(&b, cwd);
@@ -469,6 +485,21 @@ static void release_signals(void)
 			raise(sig);
 }
 
+/* send_all_fd writes all of p to fd (a pipe or file). */
+static int send_all_fd(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 static int send_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
@@ -511,13 +542,11 @@ static int cwd_fd(int n, char **argv)
 	return fd;
 }
 
-/* send_request sends the line with the three standard descriptors, and
- * fd3 (--cwd-fd's) when it is one, attached to its first byte. */
-static int send_request(int sock, const char *line, int fd3)
+/* send_fds sends the line with the descriptors fds (at most four)
+ * attached to its first byte. */
+static int send_fds(int sock, const char *line, const int *fds, size_t nfds)
 {
-	int fds[4] = {0, 1, 2, fd3};
-	size_t nfds = fd3 >= 0 ? 4 : 3;
-	char cbuf[CMSG_SPACE(sizeof(fds))];
+	char cbuf[CMSG_SPACE(4 * sizeof(int))];
 	memset(cbuf, 0, sizeof(cbuf));
 	struct iovec iov = {.iov_base = (void *)line, .iov_len = 1};
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = CMSG_SPACE(nfds * sizeof(int))};
@@ -533,6 +562,14 @@ static int send_request(int sock, const char *line, int fd3)
 	if (w != 1)
 		return -1;
 	return send_all(sock, line + 1, strlen(line + 1));
+}
+
+/* send_request sends the line with the three standard descriptors, and
+ * fd3 (--cwd-fd's) when it is one. */
+static int send_request(int sock, const char *line, int fd3)
+{
+	int fds[4] = {0, 1, 2, fd3};
+	return send_fds(sock, line, fds, fd3 >= 0 ? 4 : 3);
 }
 
 static void say(const char *msg) { (void)!write(2, msg, strlen(msg)); }
@@ -687,7 +724,7 @@ static int client(int argc, char **argv, char **envp, int *status)
 	char *cwd = cordon_client_cwd();
 	if (!cwd)
 		return CLIENT_NOT_TAKEN;
-	char *line = cordon_client_request(argv + 2, argc - 2, cwd, envp, bin);
+	char *line = cordon_client_request(argv + 2, argc - 2, cwd, envp, bin, NULL);
 	free(cwd);
 	if (!line)
 		return CLIENT_NOT_TAKEN;
@@ -705,6 +742,179 @@ static int client(int argc, char **argv, char **envp, int *status)
 		close(sock);
 	if (ret != CLIENT_RAN)
 		release_signals();
+	return ret;
+}
+
+/* HOOK_INPUT_LIMIT is cordon hook claude's (hookInputLimit): the client
+ * keeps one byte more, so that Go and the daemon refuse a longer input
+ * alike. */
+#define HOOK_INPUT_LIMIT (8LL * (10 << 20))
+
+/* cordon_client_hook_input_limit is HOOK_INPUT_LIMIT, for Go's tests. */
+long long cordon_client_hook_input_limit(void) { return HOOK_INPUT_LIMIT; }
+
+/* keep_input copies stdin, to its end or one byte past HOOK_INPUT_LIMIT,
+ * into a memory file, rewound: -1 on failure (then stdin may be read in
+ * part: the caller runs nothing but exits). */
+static int keep_input(void)
+{
+	int fd = memfd_create("cordon-hook-input", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char chunk[65536];
+	long long kept = 0;
+	while (kept <= HOOK_INPUT_LIMIT) {
+		ssize_t r = read(0, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		for (ssize_t off = 0; off < r;) {
+			ssize_t w = write(fd, chunk + off, (size_t)(r - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				close(fd);
+				return -1;
+			}
+			off += w;
+		}
+		kept += r;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* hook_converse reads the daemon's answer to a hook request: the hook's
+ * output from the pipe out into *answer, and the status from the socket.
+ * CLIENT_RAN only with an exit status and the output to its end. */
+static int hook_converse(int sock, int out, int *status, struct buf *answer)
+{
+	struct buf in = {0};
+	int got = 0, outEOF = 0;
+	for (;;) {
+		char *nl;
+		while (!got && in.len > 0 && (nl = memchr(in.p, '\n', in.len))) {
+			size_t n = (size_t)(nl - in.p);
+			char typ[16];
+			int st = 0;
+			if (cordon_client_answer(in.p, n, typ, sizeof(typ), &st) != 1 || strcmp(typ, "exit") != 0)
+				goto fail; /* a fallback, an error: Go answers */
+			*status = st;
+			got = 1;
+		}
+		if (got && outEOF)
+			break;
+		struct pollfd p[2] = {{.fd = got ? -1 : sock, .events = POLLIN}, {.fd = outEOF ? -1 : out, .events = POLLIN}};
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		char chunk[65536];
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t r = read(out, chunk, sizeof(chunk));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				goto fail;
+			if (r == 0)
+				outEOF = 1;
+			else if (answer->len + (size_t)r > 2 * HOOK_INPUT_LIMIT)
+				goto fail;
+			else
+				put(answer, chunk, (size_t)r);
+			if (answer->failed)
+				goto fail;
+		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t r = read(sock, chunk, sizeof(chunk));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0 || in.len + (size_t)r > MAX_LINE)
+				goto fail;
+			put(&in, chunk, (size_t)r);
+			if (in.failed)
+				goto fail;
+		}
+	}
+	free(in.p);
+	return CLIENT_RAN;
+fail:
+	free(in.p);
+	return CLIENT_NOT_TAKEN;
+}
+
+/*
+ * hook_client asks the daemon for cordon hook claude's answer (argv[3..]
+ * are its flags, which the daemon parses as the hook does). *input is the
+ * memory file holding what it read of stdin, -1 when it read nothing:
+ * unless it returns CLIENT_RAN, Go's hook reads that instead.
+ */
+static int hook_client(int argc, char **argv, char **envp, int *status, int *input)
+{
+	*input = -1;
+	if (open_stdio() != 0)
+		return CLIENT_NOT_TAKEN;
+	const char *v = getenv("CORDON_SERVE");
+	if ((v && strcmp(v, "0") == 0) || getenv("_CORDON_SEALED_FROM"))
+		return CLIENT_NOT_TAKEN;
+	char root[PATH_MAX];
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	uid_t euid = geteuid();
+	int owned = euid != 0 && xdg && xdg[0] && owned_dir(xdg);
+	if (cordon_client_state_root(getenv("CORDON_STATE_ROOT"), euid, xdg, owned, root, sizeof(root)) < 0)
+		return CLIENT_NOT_TAKEN;
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/serve.sock", root);
+	struct stat st;
+	if (w < 0 || (size_t)w >= sizeof(addr.sun_path) || lstat(addr.sun_path, &st) != 0)
+		return CLIENT_NOT_TAKEN;
+	char bin[128];
+	if (cordon_client_binary(bin, sizeof(bin)) < 0)
+		return CLIENT_NOT_TAKEN;
+	char *cwd = cordon_client_cwd();
+	if (!cwd)
+		return CLIENT_NOT_TAKEN;
+	char *line = cordon_client_request(argv + 3, argc - 3, cwd, envp, bin, "claude");
+	free(cwd);
+	if (!line)
+		return CLIENT_NOT_TAKEN;
+	*input = keep_input();
+	int ret = CLIENT_NOT_TAKEN;
+	int out[2] = {-1, -1};
+	int sock = -1;
+	struct buf answer = {0};
+	if (*input < 0 || pipe2(out, O_CLOEXEC) != 0)
+		goto done;
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fds[3] = {*input, out[1], 2};
+	if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0 || !own_daemon(sock) ||
+	    send_fds(sock, line, fds, 3) != 0)
+		goto done;
+	close(out[1]);
+	out[1] = -1;
+	ret = hook_converse(sock, out[0], status, &answer);
+	if (ret == CLIENT_RAN && answer.len > 0 && send_all_fd(1, answer.p, answer.len) != 0) {
+		/* Unanswered, the call would go on unsandboxed: blocked. */
+		say("cordon hook: write the answer: the output is closed\n");
+		*status = 2;
+	}
+done:
+	free(line);
+	free(answer.p);
+	if (sock >= 0)
+		close(sock);
+	for (int i = 0; i < 2; i++)
+		if (out[i] >= 0)
+			close(out[i]);
 	return ret;
 }
 
@@ -727,12 +937,15 @@ static void *no_work(void *arg) { return arg; }
  * cannot start, which would abort with a page of output and exit 2: an
  * RLIMIT_AS (ulimit -v) below what it reserves, or an RLIMIT_NPROC
  * (ulimit -u) that leaves no thread to start (tried only when the limit
- * is small: a thread costs a run). The inits and probe children run under
- * the limits cordon sets them: not theirs to refuse. */
+ * is small: a thread costs a run). cordon hook exits 2 instead, which
+ * Claude Code takes for "block the call": any other status lets it go
+ * on, unsandboxed. The inits and probe children run under the limits
+ * cordon sets them: not theirs to refuse. */
 static void check_go_start(int argc, char **argv)
 {
 	struct rlimit rl;
 	char msg[200];
+	int code = argc >= 2 && strcmp(argv[1], "hook") == 0 ? 2 : 125;
 
 	if (argc >= 2 && (strcmp(argv[1], "sandbox-init") == 0 || strcmp(argv[1], "init") == 0 ||
 			  strcmp(argv[1], "probe-child") == 0))
@@ -743,7 +956,7 @@ static void check_go_start(int argc, char **argv)
 			 "cordon's Go runtime reserves as it starts\n",
 			 (unsigned long long)(rl.rlim_cur >> 20), GO_RESERVE >> 20);
 		say(msg);
-		_exit(125);
+		_exit(code);
 	}
 	/* Root's processes are not counted against it. */
 	if (getuid() != 0 && getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1024) {
@@ -757,13 +970,28 @@ static void check_go_start(int argc, char **argv)
 				 "for uid %u is reached, and cordon's Go runtime needs several\n",
 				 (unsigned long long)rl.rlim_cur, (unsigned)getuid());
 			say(msg);
-			_exit(125);
+			_exit(code);
 		}
 	}
 }
 
 __attribute__((constructor)) static void cordon_serve_client(int argc, char **argv, char **envp)
 {
+	if (argc >= 3 && strcmp(argv[1], "hook") == 0 && strcmp(argv[2], "claude") == 0) {
+		int status = 0, input = -1;
+		if (hook_client(argc, argv, envp, &status, &input) == CLIENT_RAN)
+			_exit(status);
+		/* Go answers, from the input as it was read. */
+		if (input >= 0) {
+			if (lseek(input, 0, SEEK_SET) != 0 || dup2(input, 0) != 0) {
+				say("cordon hook: the hook's input could not be kept\n");
+				_exit(2);
+			}
+			close(input);
+		}
+		check_go_start(argc, argv);
+		return;
+	}
 	if (argc < 3 || strcmp(argv[1], "run") != 0) {
 		check_go_start(argc, argv);
 		return;

@@ -14,7 +14,8 @@ int cordon_client_declined(void);
 const char *cordon_client_flag(int i, int *value);
 int cordon_client_scan(int argc, char **argv);
 int cordon_client_state_root(const char *state, uid_t euid, const char *xdg, int owned_xdg, char *out, size_t n);
-char *cordon_client_request(char **args, int nargs, const char *cwd, char **env, const char *binary);
+char *cordon_client_request(char **args, int nargs, const char *cwd, char **env, const char *binary, const char *hook);
+long long cordon_client_hook_input_limit(void);
 int cordon_client_answer(const char *line, size_t len, char *typ, size_t n, int *status);
 char *cordon_client_cwd(void);
 int cordon_client_binary(char *out, size_t n);
@@ -84,17 +85,22 @@ func clientStateRoot(state string, euid int, xdg string, owned bool) (string, bo
 	return C.GoString(&out[0]), true
 }
 
+// ClientHookInputLimit is the most of cordon hook claude's input the C
+// client keeps (one byte more, to be refused).
+func ClientHookInputLimit() int64 { return int64(C.cordon_client_hook_input_limit()) }
+
 // clientRequest is cordon_client_request: the request line the C client
 // sends.
-func clientRequest(args []string, cwd string, env []string, binary string) []byte {
+func clientRequest(args []string, cwd string, env []string, binary, hook string) []byte {
 	argv, freeArgs := cStrings(args)
 	defer freeArgs()
 	envp, freeEnv := cStrings(env)
 	defer freeEnv()
-	ccwd, cbin := C.CString(cwd), C.CString(binary)
+	ccwd, cbin, chook := C.CString(cwd), C.CString(binary), C.CString(hook)
 	defer C.free(unsafe.Pointer(ccwd))
 	defer C.free(unsafe.Pointer(cbin))
-	line := C.cordon_client_request(argv, C.int(len(args)), ccwd, envp, cbin)
+	defer C.free(unsafe.Pointer(chook))
+	line := C.cordon_client_request(argv, C.int(len(args)), ccwd, envp, cbin, chook)
 	defer C.free(unsafe.Pointer(line))
 	return []byte(C.GoString(line))
 }

@@ -140,6 +140,8 @@ func TestClientRequest(t *testing.T) {
 		{"no environment, no binary", Request{Args: []string{"true"}, Cwd: "/"}},
 		{"escapes", Request{Args: []string{"--", `a"b\c`, "tab\there", "nl\nx\r\x01\x1f\x7f"}, Cwd: `/w "q"`, Env: []string{"X=<&>"}}},
 		{"not UTF-8", Request{Args: []string{"--", "\xff\xfe", "a\xc3", "é€😀"}, Cwd: "/\x80", Env: []string{"A=\xed\xa0\x80"}}},
+		{"a hook", Request{Hook: HookClaude, Args: []string{"--workspace", "/w"}, Cwd: "/w", Env: []string{"A=b"}, Binary: "1:2:3:4"}},
+		{"a hook without flags", Request{Hook: HookClaude, Cwd: "/w"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkClientRequest(t, tc.req)
@@ -151,7 +153,7 @@ func TestClientRequest(t *testing.T) {
 // as it reads serve.Call's.
 func checkClientRequest(t *testing.T, req Request) {
 	t.Helper()
-	line := clientRequest(req.Args, req.Cwd, req.Env, req.Binary)
+	line := clientRequest(req.Args, req.Cwd, req.Env, req.Binary, req.Hook)
 	if len(line) == 0 || line[len(line)-1] != '\n' {
 		t.Fatalf("request %q: no newline at its end", line)
 	}

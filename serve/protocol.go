@@ -52,7 +52,14 @@ type Request struct {
 	// command with (BinaryID): a daemon running another one declines the
 	// request, so that no command runs under another cordon's rules.
 	Binary string `json:"binary,omitempty"`
+	// Hook, when set (HookClaude), asks for the answer of cordon hook
+	// claude instead of a run: Args are its flags, stdin its input, and
+	// its answer goes to stdout, as the process would give them.
+	Hook string `json:"hook,omitempty"`
 }
+
+// HookClaude is the Hook of a request for cordon hook claude's answer.
+const HookClaude = "claude"
 
 // BinaryID names the cordon binary at path as it is now: its device,
 // inode, size and modification time.
@@ -77,7 +84,9 @@ func (r *Request) Check() error {
 	switch {
 	case r.Cordon != Version:
 		return fmt.Errorf("protocol version %d (this daemon speaks %d)", r.Cordon, Version)
-	case len(r.Args) == 0:
+	case r.Hook != "" && r.Hook != HookClaude:
+		return fmt.Errorf("hook %q (this daemon answers %q)", r.Hook, HookClaude)
+	case len(r.Args) == 0 && r.Hook == "":
 		return errors.New("no arguments")
 	case !filepath.IsAbs(r.Cwd):
 		return fmt.Errorf("working directory %q is not absolute", r.Cwd)

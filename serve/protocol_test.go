@@ -23,6 +23,8 @@ func TestRequestCheck(t *testing.T) {
 		{"NUL in an argument", Request{Cordon: 1, Args: []string{"--", "echo", "a\x00b"}, Cwd: "/"}, false},
 		{"NUL in the cwd", Request{Cordon: 1, Args: []string{"true"}, Cwd: "/tmp\x00/etc"}, false},
 		{"empty value", Request{Cordon: 1, Args: []string{"true"}, Cwd: "/", Env: []string{"A="}}, true},
+		{"a hook without flags", Request{Cordon: 1, Hook: HookClaude, Cwd: "/"}, true},
+		{"another hook", Request{Cordon: 1, Hook: "codex", Args: []string{"--", "true"}, Cwd: "/"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.req.Check(); (err == nil) != tc.ok {

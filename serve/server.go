@@ -12,9 +12,14 @@ import (
 )
 
 // Run is a request compiled by the daemon's owner: the command's spec and
-// the options of its run, as cordon run would give them to runtime.Run.
+// the options of its run, as cordon run would give them to runtime.Run;
+// or, for a request that runs no command (Request.Hook), Direct.
 type Run struct {
-	Spec *specs.Spec
+	// Direct, when set, answers the request in the daemon itself, on the
+	// client's descriptors, and returns the client's exit status: no
+	// sandbox, and nothing else of the Run is used.
+	Direct func(ctx context.Context) int
+	Spec   *specs.Spec
 	// Options are the run's, with the client's descriptors.
 	Options runtime.Options
 	// Sandbox are the options the sandbox is made with (its proxy; with

@@ -223,6 +223,14 @@ func (s *Server) handle(ctx context.Context, c *net.UnixConn) {
 		fail(err)
 		return
 	}
+	if r.Direct != nil {
+		status := r.Direct(ctx)
+		// The descriptors first: the client reads its output to the end
+		// once it has the status.
+		closeStdio()
+		write(Exit{TypeExit, status, nil})
+		return
+	}
 	var notes []string
 	notify := r.Options.Notify
 	r.Options.Notify = func(msg string) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,12 +47,13 @@ func hookCommand() *cli.Command {
 			// status but 2: a hook misconfigured must block, not open.
 			OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 				data, _ := io.ReadAll(io.LimitReader(stdin, hookInputLimit))
-				return hookFailed(data, err)
+				return hookFailed(stdout, stderr, data, err)
 			},
 			Action: func(ctx context.Context, cmd *cli.Command) error {
 				var data []byte
-				if err := claudeHook(ctx, cmd, stdin, &data); err != nil {
-					return hookFailed(data, err)
+				he := hookEnv{getenv: os.Getenv, stdout: stdout, load: policy.Load}
+				if err := claudeHook(ctx, cmd, stdin, &data, he); err != nil {
+					return hookFailed(stdout, stderr, data, err)
 				}
 				return nil
 			},
@@ -59,26 +61,48 @@ func hookCommand() *cli.Command {
 	}
 }
 
-// hookFailed says why cordon cannot answer a hook call, and blocks it:
-// exit 2, and for a PermissionRequest, which Claude Code leaves as it was
-// after a hook that exits 2, a deny decision besides.
-func hookFailed(input []byte, err error) error {
-	fmt.Fprintf(stderr, "cordon hook: %v\n", err)
+// hookFailed says why cordon cannot answer a hook call, on errOut, and
+// blocks it: exit 2, and for a PermissionRequest, which Claude Code leaves
+// as it was after a hook that exits 2, a deny decision on out besides.
+func hookFailed(out, errOut io.Writer, input []byte, err error) error {
+	fmt.Fprintf(errOut, "cordon hook: %v\n", err)
 	var ev struct {
 		HookEventName string `json:"hook_event_name"`
 	}
 	if json.Unmarshal(input, &ev) == nil && ev.HookEventName == policy.EventPermissionRequest {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(policy.DenyPermissionRequest("cordon hook: " + err.Error()))
 	}
 	return exitStatus(exitHookBlocked)
 }
 
+// hookEnv is where cordon hook claude answers: in its own process, or in
+// cordon serve for a client (serveHook), with the client's environment
+// and working directory.
+type hookEnv struct {
+	getenv func(string) string
+	// cwd is the working directory, for a call whose input names none;
+	// "" for the process's own.
+	cwd string
+	// self is the path of cordon's binary, which the rewritten commands
+	// run; "" for the process's own.
+	self   string
+	stdout io.Writer
+	load   func(policy.LoadOptions) (*policy.Policy, error)
+	// served refuses (errNotServed) a policy that turns cordon serve
+	// off, and one that runs a program of the user's to decide
+	// (hooks.preDecision), which runs with the hook's own environment.
+	served bool
+}
+
+// errNotServed: cordon serve leaves this hook call to the client.
+var errNotServed = errors.New("not answered by cordon serve")
+
 // claudeHook answers one PreToolUse (or PermissionRequest) call, and
 // leaves what it read in *input. Every tool call of the agent pays for it:
 // no probe, no runtime, nothing but the settings and the classifier.
-func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byte) error {
+func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byte, he hookEnv) error {
 	data, err := io.ReadAll(io.LimitReader(r, hookInputLimit+1))
 	*input = data
 	if err != nil {
@@ -93,8 +117,10 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byt
 	}
 	cwd := in.Cwd
 	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return fmt.Errorf("working directory: %w", err)
+		if cwd = he.cwd; cwd == "" {
+			if cwd, err = os.Getwd(); err != nil {
+				return fmt.Errorf("working directory: %w", err)
+			}
 		}
 	}
 	abs := func(p string) string {
@@ -106,10 +132,10 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byt
 	workspace := cwd
 	if w := cmd.String("workspace"); w != "" {
 		workspace = abs(w)
-	} else if w := os.Getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(w) {
+	} else if w := he.getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(w) {
 		workspace = w
 	}
-	home, err := homeDir(os.Getenv)
+	home, err := homeDir(he.getenv)
 	if err != nil {
 		return err
 	}
@@ -143,12 +169,12 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byt
 			runFlags = append(runFlags, "--"+name, v)
 		}
 	}
-	pol, err := policy.Load(policy.LoadOptions{
+	pol, err := he.load(policy.LoadOptions{
 		Workspace:       workspace,
 		Cwd:             cwd,
 		Home:            home,
-		ConfigHome:      os.Getenv("XDG_CONFIG_HOME"),
-		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"),
+		ConfigHome:      he.getenv("XDG_CONFIG_HOME"),
+		ClaudeConfigDir: he.getenv("CLAUDE_CONFIG_DIR"),
 		Settings:        lists["settings"],
 		Flags: policy.Flags{
 			AllowWrite: lists["allow-write"], AllowRead: lists["allow-read"],
@@ -156,20 +182,28 @@ func claudeHook(ctx context.Context, cmd *cli.Command, r io.Reader, input *[]byt
 			AllowDomain: lists["allow-domain"], DenyDomain: lists["deny-domain"],
 			Memory: scalars["memory"], Pids: scalars["pids"], CPUs: scalars["cpus"], Timeout: scalars["timeout"],
 			OutputLimit: scalars["output-limit"], FileSize: scalars["file-size"], OpenFiles: scalars["open-files"], TmpSize: scalars["tmp-size"],
+			// Served, the hook is cordon serve's as its runs are (their
+			// --serve): unless a settings file turns it off.
+			Serve: map[bool]string{true: "true"}[he.served],
 		},
 	})
 	if err != nil {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("cordon's own path: %w", err)
+	if he.served && (pol.Hooks.PreDecision != nil || !pol.Serve) {
+		return errNotServed
+	}
+	self := he.self
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			return fmt.Errorf("cordon's own path: %w", err)
+		}
 	}
 	out, err := pol.AnswerClaude(ctx, in, cwd, cmd.String("mode"), policy.RunCommand{Cordon: self, Flags: runFlags})
 	if err != nil || out == nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
+	enc := json.NewEncoder(he.stdout)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
 }

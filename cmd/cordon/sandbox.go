@@ -115,10 +115,12 @@ func homeDir(getenv func(string) string) (string, error) {
 	return u.HomeDir, nil
 }
 
-// getenv is os.Getenv in the invocation's environment.
+// getenv is os.Getenv in the invocation's environment: the first entry
+// of the name, as Go's runtime keeps it (a cold run's environment has no
+// other; a client's of cordon serve may).
 func (inv invocation) getenv(name string) string {
-	for i := len(inv.env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(inv.env[i], name+"="); ok {
+	for _, kv := range inv.env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
 			return v
 		}
 	}

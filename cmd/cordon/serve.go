@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -181,6 +182,71 @@ func compiler(policies *policy.Cache) serve.Compiler {
 	}
 }
 
+// firstOfEach is env without the entries whose name came before.
+func firstOfEach(env []string) []string {
+	seen := map[string]bool{}
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// compileHook answers a client's cordon hook claude (serve.HookClaude) as
+// that process would, in the client's environment and working directory,
+// without starting one: an agent's every tool call pays for the hook. It
+// leaves the call to the client (serve.Declined) where the settings turn
+// cordon serve off and where the answer could differ: flags it does not
+// take, and a policy that runs a program of the user's to decide
+// (hooks.preDecision), which runs with the hook's environment.
+func compileHook(ctx context.Context, req *serve.Request, files []*os.File, policies *policy.Cache) (*serve.Run, error) {
+	if len(files) != 3 {
+		return nil, &serve.Declined{Reason: "a hook's request has three descriptors"}
+	}
+	var parsed *cli.Command
+	hc := &cli.Command{
+		Name: "claude", Flags: policyFlags(), Writer: io.Discard, ErrWriter: io.Discard,
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error { return err },
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			parsed = cmd
+			return nil
+		},
+	}
+	if err := hc.Run(ctx, append([]string{"cordon hook claude"}, req.Args...)); err != nil || parsed == nil || parsed.Args().Len() > 0 {
+		// The process says what is wrong, and blocks the call.
+		return nil, &serve.Declined{Reason: "the hook's command line"}
+	}
+	self, err := runtime.Executable()
+	if err != nil {
+		return nil, &serve.Declined{Reason: "cordon's own path"}
+	}
+	var out, errOut bytes.Buffer
+	var input []byte
+	inv := invocation{env: req.Env}
+	he := hookEnv{getenv: inv.getenv, cwd: req.Cwd, self: self, stdout: &out, load: policies.Load, served: true}
+	status := 0
+	if err := claudeHook(ctx, parsed, files[0], &input, he); err != nil {
+		if errors.Is(err, errNotServed) {
+			return nil, &serve.Declined{Reason: "cordon.serve is off, or hooks.preDecision runs a program of the user's"}
+		}
+		_ = hookFailed(&out, &errOut, input, err)
+		status = exitHookBlocked
+	}
+	return &serve.Run{Direct: func(context.Context) int {
+		_, _ = files[2].Write(errOut.Bytes())
+		if _, err := files[1].Write(out.Bytes()); err != nil {
+			// Unanswered, the call would go on unsandboxed.
+			fmt.Fprintf(files[2], "cordon hook: write the answer: %v\n", err)
+			return exitHookBlocked
+		}
+		return status
+	}}, nil
+}
+
 // unservable says why the daemon does not run sb, "" when it does.
 func unservable(sb *sandbox) string {
 	switch {
@@ -206,6 +272,12 @@ func unservable(sb *sandbox) string {
 // the client's stdin, stdout and stderr, and with --cwd-fd, the
 // descriptor the directory goes to.
 func compileRequest(ctx context.Context, req *serve.Request, files []*os.File, policies *policy.Cache) (*serve.Run, error) {
+	// As Go's runtime keeps a process's environment: the first entry of
+	// each name (a cold run sees no other).
+	req.Env = firstOfEach(req.Env)
+	if req.Hook == serve.HookClaude {
+		return compileHook(ctx, req, files, policies)
+	}
 	stdio := files[:3]
 	for _, kv := range req.Env {
 		if len(kv) > len(detachedEnv) && kv[:len(detachedEnv)+1] == detachedEnv+"=" {

@@ -126,3 +126,12 @@ func FuzzClientScan(f *testing.F) {
 		checkScan(t, strings.Split(joined, "\x00"))
 	})
 }
+
+// TestClientHookInputLimit: the C client keeps as much of cordon hook
+// claude's input as the hook reads, so that a longer one is refused by
+// both alike.
+func TestClientHookInputLimit(t *testing.T) {
+	if got := serve.ClientHookInputLimit(); got != hookInputLimit {
+		t.Errorf("the C client keeps %d bytes of the hook's input, the hook reads %d", got, hookInputLimit)
+	}
+}

@@ -13,7 +13,7 @@ GOFLAGS_BUILD := -tags $(TAGS),runc_nocriu,netgo,osusergo -trimpath -ldflags '-l
 
 .DEFAULT_GOAL := build
 
-.PHONY: build run test unit integration bench fuzz lint deps test-deps help clean
+.PHONY: build run test unit integration bench bench-claude fuzz lint deps test-deps help clean
 
 build: deps ## build bin/cordon, and check that the darwin build compiles
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/cordon
@@ -34,8 +34,11 @@ unit: ## run the unit tests only (any OS, any user)
 integration: build test-deps ## run the integration tests (namespaces; as root they also run as an unprivileged user)
 	$(GO) test -tags $(TAGS) -count=1 -v ./integration/
 
-bench: build test-deps ## compare cordon with bare exec, bubblewrap and runc, cold and warm (cordon serve), in one run; print medians and ratios into docs/performance.md
+bench: build test-deps ## compare cordon with bare exec, bubblewrap and runc, cold and warm (cordon serve), and a Bash call in Claude Code, in one run; print medians and ratios into docs/performance.md
 	$(GO) run -tags $(TAGS) ./integration/bench -cordon $(BIN) -doc docs/performance.md
+
+bench-claude: build test-deps ## a Bash call in the real Claude Code: no sandbox, its own, cordon cold and through cordon serve; into docs/performance.md
+	$(GO) run -tags $(TAGS) ./integration/bench -cordon $(BIN) -only claude -doc docs/performance.md
 
 fuzz: ## run every fuzz target for a short while
 	@for pkg in $$($(GO) list ./...); do \

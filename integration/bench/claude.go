@@ -41,6 +41,10 @@ type claudeContender struct {
 // command, so that the cost of the sandbox is what shows.
 const claudeCommand = "echo hello"
 
+// claudePartRuns is how many times each piece of a cordon call is timed
+// alone, spread over the rounds of sessions.
+const claudePartRuns = 60
+
 // claudeThink is how long the stand-in takes before each answer, as a
 // model does (seconds, in fact): cordon serve makes the next sandbox
 // meanwhile, as it would, instead of on the next call's time.
@@ -136,7 +140,18 @@ func claudeBench(cordon string, rounds, calls int) error {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
 	}
+	parts, measure, err := claudeParts(cordon, truePath, ws, cold, served)
+	if err != nil {
+		return err
+	}
+	if err := measure(3, false); err != nil {
+		return err
+	}
 	for range rounds {
+		// The pieces alone, in the same minutes as the sessions.
+		if err := measure(max(1, claudePartRuns/rounds), true); err != nil {
+			return err
+		}
 		for _, c := range cs {
 			// What the daemon does for a session (its sandboxes, and
 			// making the next ones) is the serve contender's: nothing
@@ -159,10 +174,6 @@ func claudeBench(cordon string, rounds, calls int) error {
 				c.calls = append(c.calls, r.Got.Sub(r.Sent))
 			}
 		}
-	}
-	parts, err := claudeParts(cordon, truePath, ws, cold, served)
-	if err != nil {
-		return err
 	}
 	pool := d.stop()
 	claudeReport(cs, parts, rounds, calls)
@@ -290,13 +301,14 @@ const (
 	partRunServe   = "cordon run, serve"
 )
 
-// claudeParts times, interleaved, the pieces of a Bash call with cordon's
-// hook outside Claude Code: the hook on the call's payload (against
+// claudeParts returns the pieces of a Bash call with cordon's hook,
+// outside Claude Code, and measure, which times each of them n times,
+// interleaved (kept with keep): the hook on the call's payload (against
 // /bin/true reading it), the command Claude Code's shell runs (bash -c as
 // Claude Code wraps it: eval, then pwd -P into a file), plain and
 // rewritten by cordon, cold and through cordon serve, and the rewrite's
 // cordon run alone.
-func claudeParts(cordon, truePath, ws string, cold, served *claudeContender) ([]*claudePart, error) {
+func claudeParts(cordon, truePath, ws string, cold, served *claudeContender) (parts []*claudePart, measure func(n int, keep bool) error, err error) {
 	payload, _ := json.Marshal(map[string]any{
 		"session_id": "bench", "cwd": ws, "permission_mode": "acceptEdits", "hook_event_name": "PreToolUse",
 		"tool_name": "Bash", "tool_input": map[string]any{"command": claudeCommand, "description": "Say hello"}, "tool_use_id": "toolu_bench",
@@ -306,7 +318,7 @@ func claudeParts(cordon, truePath, ws string, cold, served *claudeContender) ([]
 	answer.Dir, answer.Stdin, answer.Env = ws, bytes.NewReader(payload), envOf(cold)
 	data, err := answer.Output()
 	if err != nil {
-		return nil, fmt.Errorf("cordon hook claude: %w", err)
+		return nil, nil, fmt.Errorf("cordon hook claude: %w", err)
 	}
 	var a struct {
 		HookSpecificOutput struct {
@@ -314,7 +326,7 @@ func claudeParts(cordon, truePath, ws string, cold, served *claudeContender) ([]
 		} `json:"hookSpecificOutput"`
 	}
 	if err := json.Unmarshal(data, &a); err != nil || a.HookSpecificOutput.UpdatedInput.Command == "" {
-		return nil, fmt.Errorf("cordon hook claude answered %s", data)
+		return nil, nil, fmt.Errorf("cordon hook claude answered %s", data)
 	}
 	rewritten := a.HookSpecificOutput.UpdatedInput.Command
 	cwdFile := filepath.Join(cold.home, "tmp", "cwd")
@@ -340,29 +352,30 @@ func claudeParts(cordon, truePath, ws string, cold, served *claudeContender) ([]
 		{&claudePart{name: partRunCold}, run, nil, envOf(cold)},
 		{&claudePart{name: partRunServe}, run, nil, envOf(served)},
 	}
-	const n, warm = 60, 3
-	for i := range n + warm {
-		for _, p := range pieces {
-			cmd := exec.Command(p.argv[0], p.argv[1:]...)
-			cmd.Dir, cmd.Env, cmd.Stdin = ws, p.env, bytes.NewReader(p.stdin)
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			start := time.Now()
-			err := cmd.Run()
-			d := time.Since(start)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v\n%s", p.part.name, err, out.Bytes())
-			}
-			if i >= warm {
-				p.part.times = append(p.part.times, d)
+	measure = func(n int, keep bool) error {
+		for range n {
+			for _, p := range pieces {
+				cmd := exec.Command(p.argv[0], p.argv[1:]...)
+				cmd.Dir, cmd.Env, cmd.Stdin = ws, p.env, bytes.NewReader(p.stdin)
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &out
+				start := time.Now()
+				err := cmd.Run()
+				d := time.Since(start)
+				if err != nil {
+					return fmt.Errorf("%s: %v\n%s", p.part.name, err, out.Bytes())
+				}
+				if keep {
+					p.part.times = append(p.part.times, d)
+				}
 			}
 		}
+		return nil
 	}
-	var parts []*claudePart
 	for _, p := range pieces {
 		parts = append(parts, p.part)
 	}
-	return parts, nil
+	return parts, measure, nil
 }
 
 func claudeReport(cs []*claudeContender, parts []*claudePart, rounds, calls int) {
@@ -404,20 +417,19 @@ func claudeReport(cs []*claudeContender, parts []*claudePart, rounds, calls int)
 		}
 		return 0
 	}
-	fmt.Printf("\nThe pieces of a cordon call, alone (medians of %d runs each, interleaved):\n\n", len(parts[0].times))
+	fmt.Printf("\nThe pieces of a cordon call, alone (medians of %d runs each, interleaved, between the rounds of sessions):\n\n", len(parts[0].times))
 	for _, p := range parts {
 		fmt.Printf("  %-42s median %s  p90 %s\n", p.name, ms(median(p.times)), ms(percentile(p.times, 0.9)))
 	}
 	hookAny := added(ccNoop)
-	fmt.Printf("\nWhere cordon's added time goes, per call:\n\n")
-	fmt.Printf("  %-62s %10s\n", "Claude Code running a hook at all (a hook doing nothing)", ms(hookAny))
-	for _, w := range []struct{ name, hook, shell, run string }{{ccCold, partHook, partShellCold, partRunCold}, {ccServed, partHookServe, partShellServe, partRunServe}} {
+	fmt.Printf("\nWhere cordon's added time goes, per call:\n")
+	for _, w := range []struct{ name, hook, shell string }{{ccCold, partHook, partShellCold}, {ccServed, partHookServe, partShellServe}} {
 		hookOwn := part(w.hook) - part(partTrue)
 		shell := part(w.shell) - part(partShell)
-		fmt.Printf("  %-62s %10s\n", w.name+": cordon hook claude, beyond /bin/true", ms(hookOwn))
-		fmt.Printf("  %-62s %10s\n", w.name+": the rewritten command, beyond the plain one", ms(shell))
-		fmt.Printf("  %-62s %10s\n", "  of which cordon run alone", ms(part(w.run)))
-		fmt.Printf("  %-62s %10s\n", "  the rest (its shell)", ms(shell-part(w.run)))
-		fmt.Printf("  %-62s %10s  (of %s added)\n", "  unaccounted for (Claude Code, the machine)", ms(added(w.name)-hookAny-hookOwn-shell), ms(added(w.name)))
+		fmt.Printf("\n  %s adds %s:\n", w.name, ms(added(w.name)))
+		fmt.Printf("  %-62s %10s\n", "  Claude Code running a hook at all (a hook doing nothing)", ms(hookAny))
+		fmt.Printf("  %-62s %10s\n", "  cordon hook claude, beyond /bin/true", ms(hookOwn))
+		fmt.Printf("  %-62s %10s\n", "  the rewritten command (cordon run in it), beyond the plain one", ms(shell))
+		fmt.Printf("  %-62s %10s\n", "  the rest: Claude Code, the machine", ms(added(w.name)-hookAny-hookOwn-shell))
 	}
 }

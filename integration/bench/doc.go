@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-// The figures' section of docs/performance.md, which -doc rewrites.
+// The figures' sections of docs/performance.md, which -doc rewrites: the
+// section between "<!-- NAME: begin -->" and "<!-- NAME: end -->".
 const (
-	docBegin = "<!-- make bench: begin -->"
-	docEnd   = "<!-- make bench: end -->"
+	docMain   = "make bench"
+	docClaude = "make bench claude"
 )
 
 // teeStdout copies what the bench prints into buf as well; restore puts
@@ -38,14 +39,15 @@ func teeStdout(buf *bytes.Buffer) (restore func(), err error) {
 	}, nil
 }
 
-// writeDoc replaces the figures' section of the document at path with
-// out, under the command, the machine and the date.
-func writeDoc(path, command string, out []byte) error {
+// writeDoc replaces the figures' section name of the document at path
+// with out, under the command, the machine and the date.
+func writeDoc(path, name, command string, out []byte) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	s := string(data)
+	docBegin, docEnd := "<!-- "+name+": begin -->", "<!-- "+name+": end -->"
 	i, j := strings.Index(s, docBegin), strings.Index(s, docEnd)
 	if i < 0 || j < i {
 		return fmt.Errorf("%s: no %q ... %q section", path, docBegin, docEnd)

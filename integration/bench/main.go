@@ -1,14 +1,17 @@
 // Command bench measures what a sandboxed command costs: cordon run against
 // bare exec, bubblewrap with the same isolation and runc with cordon's own
 // spec, side by side in one run (interleaved, so that the machine's drift
-// hits every contender alike), and prints medians and ratios. Timings are
-// never asserted: they go to the reader.
+// hits every contender alike), and prints medians and ratios; then a Bash
+// call in the real Claude Code, with no sandbox, its own and cordon's
+// (claude.go). Timings are never asserted: they go to the reader.
 //
-//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200] [-only proxy|startup [-compare OLD]]
+//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200] [-only proxy|startup [-compare OLD]|claude] [-doc docs/performance.md]
 //
 // -only startup stops after the first table (bare, bubblewrap, cordon
 // cold and warm, runc); with -compare OLD, OLD's cold and warm runs join
 // it (its own daemon and state root), to compare two builds in one run.
+// -only claude runs the Claude Code part alone, and with -doc rewrites its
+// section of the document only.
 package main
 
 import (
@@ -31,53 +34,60 @@ import (
 func main() {
 	cordon := flag.String("cordon", "bin/cordon", "the cordon binary")
 	n := flag.Int("n", 100, "runs per contender")
-	doc := flag.String("doc", "", "rewrite the figures' section of this document (docs/performance.md) with the output")
-	only := flag.String("only", "", "run one part only: proxy, startup (the first table), or claude (no -doc then)")
-	compare := flag.String("compare", "", "with -only: another cordon binary measured too, interleaved")
+	doc := flag.String("doc", "", "rewrite the figures' sections of this document (docs/performance.md) with the output (with -only claude: its section only)")
+	only := flag.String("only", "", "run one part only: proxy, startup (the first table), or claude (Claude Code's Bash calls)")
+	compare := flag.String("compare", "", "with -only proxy or startup: another cordon binary measured too, interleaved")
 	flag.Parse()
-	if *only != "" {
-		if (*only != "proxy" && *only != "startup" && *only != "claude") || *doc != "" {
-			fmt.Fprintln(os.Stderr, "bench: -only takes proxy, startup or claude, without -doc")
+	abs, err := filepath.Abs(*cordon)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+	claude := func() error { return claudeBench(abs, claudeRounds(*n), claudeCalls) }
+	switch {
+	case *only == "claude":
+		err = section(*doc, docClaude, "make bench-claude", claude)
+	case *only != "":
+		if (*only != "proxy" && *only != "startup") || *doc != "" {
+			fmt.Fprintln(os.Stderr, "bench: -only takes proxy, startup (without -doc) or claude")
 			os.Exit(2)
 		}
-		var err error
-		switch *only {
-		case "proxy":
+		if *only == "proxy" {
 			if err = proxyBench(*cordon, *compare, *n); err == nil {
 				err = terminateBench(*cordon, *n)
 			}
-		case "claude":
-			var abs string
-			if abs, err = filepath.Abs(*cordon); err == nil {
-				err = claudeBench(abs, claudeRounds(*n), claudeCalls)
-			}
-		default:
+		} else {
 			err = run(*cordon, *compare, *n, true)
 		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-			os.Exit(1)
+	default:
+		err = section(*doc, docMain, "make bench", func() error { return run(*cordon, "", *n, false) })
+		if err == nil {
+			err = section(*doc, docClaude, "make bench", claude)
 		}
-		return
-	}
-	var out bytes.Buffer
-	restore := func() {}
-	if *doc != "" {
-		var err error
-		if restore, err = teeStdout(&out); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-			os.Exit(1)
-		}
-	}
-	err := run(*cordon, "", *n, false)
-	restore()
-	if err == nil && *doc != "" {
-		err = writeDoc(*doc, "make bench", out.Bytes())
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// section runs part, and with a document (-doc), rewrites the section of
+// it named with what part printed, under command.
+func section(doc, name, command string, part func() error) error {
+	if doc == "" {
+		return part()
+	}
+	var out bytes.Buffer
+	restore, err := teeStdout(&out)
+	if err != nil {
+		return err
+	}
+	err = part()
+	restore()
+	if err != nil {
+		return err
+	}
+	return writeDoc(doc, name, command, out.Bytes())
 }
 
 // contender is one way of running /bin/true.
@@ -239,10 +249,7 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 	if err := terminateBench(cordon, n); err != nil {
 		return err
 	}
-	if err := serveBench(cordon, truePath, env, work); err != nil {
-		return err
-	}
-	return claudeBench(cordon, claudeRounds(n), claudeCalls)
+	return serveBench(cordon, truePath, env, work)
 }
 
 // A Claude Code session of the bench makes claudeCalls calls; -n runs make

@@ -256,7 +256,8 @@ func TestOutputLimitReaderGone(t *testing.T) {
 			cmd := sb.command(ctx, runSpec{env: []string{sb.stateEnv, "CORDON_SERVE=" + mode.serve}}, "run", "--output-limit", "1K", "--", "yes")
 			r, w, err := os.Pipe()
 			must(t, err)
-			cmd.Stdout = w
+			var stderr syncBuffer
+			cmd.Stdout, cmd.Stderr = w, &stderr
 			waited, err := startLocked(cmd)
 			w.Close()
 			if err != nil {
@@ -277,7 +278,7 @@ func TestOutputLimitReaderGone(t *testing.T) {
 			}
 			cancel()
 			if code := cmd.ProcessState.ExitCode(); code != 128+13 {
-				t.Errorf("%s: exit %d (%v), want 141 (SIGPIPE), as without an output limit", mode.name, code, err)
+				t.Errorf("%s: exit %d (%v), want 141 (SIGPIPE), as without an output limit; stderr:\n%s", mode.name, code, err, stderr.String())
 			}
 		}
 	})

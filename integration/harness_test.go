@@ -575,7 +575,14 @@ func (r *running) waitStdout(s string) {
 		case <-r.done:
 			r.t.Fatalf("cordon ended before printing %q\n%s", s, r.res)
 		case <-deadline:
-			r.t.Fatalf("no %q after 15s; stdout so far: %q; stderr: %q", s, r.stdout.String(), r.stderr.String())
+			// Where cordon is stuck: Go's runtime prints every
+			// goroutine's stack on SIGQUIT.
+			_ = r.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-r.done:
+			case <-time.After(2 * time.Second):
+			}
+			r.t.Fatalf("no %q after 15s; stdout so far: %q; stderr (with cordon's goroutines, SIGQUIT):\n%s", s, r.stdout.String(), r.stderr.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

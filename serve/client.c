@@ -171,19 +171,20 @@ static int clean(const char *p)
 /*
  * cordon_client_state_root writes cordon's state directory into out, as
  * runtime.StateRoot finds it from CORDON_STATE_ROOT (state), the
- * effective uid and XDG_RUNTIME_DIR (xdg, used when owned_xdg says it is
- * a directory of the caller's that nobody else writes to). It returns -1
+ * effective uid, whether /run may be written (run_writable: root keeps its
+ * state there then) and XDG_RUNTIME_DIR (xdg, used when owned_xdg says it
+ * is a directory of the caller's that nobody else writes to). It returns -1
  * when it would not be sure (a path filepath.Clean would change), or too
  * long.
  */
-int cordon_client_state_root(const char *state, uid_t euid, const char *xdg, int owned_xdg, char *out, size_t n)
+int cordon_client_state_root(const char *state, uid_t euid, int run_writable, const char *xdg, int owned_xdg, char *out, size_t n)
 {
 	int w;
 	if (state && state[0] == '/') {
 		if (!clean(state))
 			return -1;
 		w = snprintf(out, n, "%s", state);
-	} else if (euid == 0) {
+	} else if (euid == 0 && run_writable) {
 		w = snprintf(out, n, "/run/cordon");
 	} else if (xdg && xdg[0] && owned_xdg) {
 		if (!clean(xdg))
@@ -706,8 +707,9 @@ static int client(int argc, char **argv, char **envp, int *status)
 	char root[PATH_MAX];
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	uid_t euid = geteuid();
-	int owned = euid != 0 && xdg && xdg[0] && owned_dir(xdg);
-	if (cordon_client_state_root(getenv("CORDON_STATE_ROOT"), euid, xdg, owned, root, sizeof(root)) < 0)
+	int owned = xdg && xdg[0] && owned_dir(xdg);
+	int runw = euid == 0 && access("/run", W_OK) == 0;
+	if (cordon_client_state_root(getenv("CORDON_STATE_ROOT"), euid, runw, xdg, owned, root, sizeof(root)) < 0)
 		return CLIENT_NOT_TAKEN;
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/serve.sock", root);
@@ -869,8 +871,9 @@ static int hook_client(int argc, char **argv, char **envp, int *status, int *inp
 	char root[PATH_MAX];
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	uid_t euid = geteuid();
-	int owned = euid != 0 && xdg && xdg[0] && owned_dir(xdg);
-	if (cordon_client_state_root(getenv("CORDON_STATE_ROOT"), euid, xdg, owned, root, sizeof(root)) < 0)
+	int owned = xdg && xdg[0] && owned_dir(xdg);
+	int runw = euid == 0 && access("/run", W_OK) == 0;
+	if (cordon_client_state_root(getenv("CORDON_STATE_ROOT"), euid, runw, xdg, owned, root, sizeof(root)) < 0)
 		return CLIENT_NOT_TAKEN;
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/serve.sock", root);

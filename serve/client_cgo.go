@@ -13,7 +13,7 @@ package serve
 int cordon_client_declined(void);
 const char *cordon_client_flag(int i, int *value);
 int cordon_client_scan(int argc, char **argv);
-int cordon_client_state_root(const char *state, uid_t euid, const char *xdg, int owned_xdg, char *out, size_t n);
+int cordon_client_state_root(const char *state, uid_t euid, int run_writable, const char *xdg, int owned_xdg, char *out, size_t n);
 char *cordon_client_request(char **args, int nargs, const char *cwd, char **env, const char *binary, const char *hook);
 long long cordon_client_hook_input_limit(void);
 int cordon_client_answer(const char *line, size_t len, char *typ, size_t n, int *status);
@@ -70,7 +70,7 @@ func ClientScan(args []string) int {
 }
 
 // clientStateRoot is cordon_client_state_root.
-func clientStateRoot(state string, euid int, xdg string, owned bool) (string, bool) {
+func clientStateRoot(state string, euid int, runWritable bool, xdg string, owned bool) (string, bool) {
 	cs, cx := C.CString(state), C.CString(xdg)
 	defer C.free(unsafe.Pointer(cs))
 	defer C.free(unsafe.Pointer(cx))
@@ -79,7 +79,11 @@ func clientStateRoot(state string, euid int, xdg string, owned bool) (string, bo
 	if owned {
 		o = 1
 	}
-	if C.cordon_client_state_root(cs, C.uid_t(euid), cx, o, &out[0], C.size_t(len(out))) != 0 {
+	r := C.int(0)
+	if runWritable {
+		r = 1
+	}
+	if C.cordon_client_state_root(cs, C.uid_t(euid), r, cx, o, &out[0], C.size_t(len(out))) != 0 {
 		return "", false
 	}
 	return C.GoString(&out[0]), true

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/sys/unix"
 
 	"cordon.dev/cordon/runtime"
 )
@@ -20,6 +21,7 @@ func TestClientStateRoot(t *testing.T) {
 		name       string
 		state, xdg string
 		euid       int
+		roRun      bool // /run cannot be written
 		owned      bool
 		want       string
 		ok         bool
@@ -28,6 +30,8 @@ func TestClientStateRoot(t *testing.T) {
 		{name: "CORDON_STATE_ROOT for root", state: "/s", euid: 0, want: "/s", ok: true},
 		{name: "a relative CORDON_STATE_ROOT is ignored", state: "s", euid: 0, want: "/run/cordon", ok: true},
 		{name: "root", euid: 0, xdg: "/run/user/0", owned: true, want: "/run/cordon", ok: true},
+		{name: "root, /run read-only", euid: 0, roRun: true, want: "/tmp/cordon-0", ok: true},
+		{name: "root, /run read-only, XDG_RUNTIME_DIR", euid: 0, roRun: true, xdg: "/run/user/0", owned: true, want: "/run/user/0/cordon", ok: true},
 		{name: "XDG_RUNTIME_DIR", euid: 1000, xdg: "/run/user/1000", owned: true, want: "/run/user/1000/cordon", ok: true},
 		{name: "XDG_RUNTIME_DIR not owned", euid: 1000, xdg: "/run/user/1000", want: "/tmp/cordon-1000", ok: true},
 		{name: "no XDG_RUNTIME_DIR", euid: 1000, want: "/tmp/cordon-1000", ok: true},
@@ -39,7 +43,7 @@ func TestClientStateRoot(t *testing.T) {
 		{name: "too long", state: "/" + strings.Repeat("a", 5000), euid: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := clientStateRoot(tc.state, tc.euid, tc.xdg, tc.owned)
+			got, ok := clientStateRoot(tc.state, tc.euid, !tc.roRun, tc.xdg, tc.owned)
 			if ok != tc.ok || got != tc.want {
 				t.Errorf("state root: got %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
 			}
@@ -51,7 +55,7 @@ func TestClientStateRoot(t *testing.T) {
 		xdg := os.Getenv("XDG_RUNTIME_DIR")
 		st, err := os.Lstat(xdg)
 		owned := xdg != "" && err == nil && st.IsDir() && st.Mode().Perm()&0o022 == 0 && ownedByMe(st)
-		got, ok := clientStateRoot(state, os.Geteuid(), xdg, owned)
+		got, ok := clientStateRoot(state, os.Geteuid(), unix.Access("/run", unix.W_OK) == nil, xdg, owned)
 		if !ok || got != runtime.StateRoot() {
 			t.Errorf("CORDON_STATE_ROOT=%q: C client %q (%v), runtime.StateRoot %q", state, got, ok, runtime.StateRoot())
 		}

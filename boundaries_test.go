@@ -42,6 +42,9 @@ var allowed = map[string][]string{
 	// caches: where package managers keep what they download, and how
 	// each is made writable without the host's.
 	"caches": {"internal/paths"},
+	// internal/gitindex: the paths git's index lists, for the CLI's
+	// notice of tracked files the policy hides (a leaf).
+	"internal/gitindex": {},
 	// internal/access: what a process without capabilities may do to a
 	// file by its bits, for mounts and the runtime's scrub (a leaf).
 	"internal/access": {},

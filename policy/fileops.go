@@ -174,6 +174,79 @@ func (p *Policy) reopened(d, name string) bool {
 	return slices.ContainsFunc(p.Filesystem.AllowRead, func(a string) bool { return covers(a, name) && patternWithin(a, d) })
 }
 
+// Hidden is a path the policy hides, and the denyRead entry that hides
+// it.
+type Hidden struct {
+	Path  string `json:"path"`
+	Entry string `json:"entry"`
+}
+
+// HiddenIn returns those of names, paths relative to the directory dir
+// (as git's index lists the files a repository tracks), that the policy
+// hides from commands, with the denyRead entry that hides each: one of
+// them names the path or a directory above it, and no narrower allowRead
+// re-opens it. Only the entries that can reach into dir are matched, and
+// each directory once: a repository's hundred thousand files cost
+// milliseconds.
+func (p *Policy) HiddenIn(dir string, names []string) []Hidden {
+	deny := p.DenyReadIn(dir)
+	if len(deny) == 0 {
+		return nil
+	}
+	// dirs: the entries that name each directory or one above it.
+	dirs := map[string][]string{}
+	var coveredDir func(d string) []string
+	coveredDir = func(d string) []string {
+		if c, ok := dirs[d]; ok {
+			return c
+		}
+		var c []string
+		if d != "/" {
+			c = slices.Clone(coveredDir(path.Dir(d)))
+		}
+		for _, e := range deny {
+			if !slices.Contains(c, e) && MatchPattern(e, d) {
+				c = append(c, e)
+			}
+		}
+		dirs[d] = c
+		return c
+	}
+	var out []Hidden
+	for _, n := range names {
+		// (a sparse index's directory ends in "/"; a name that leaves dir
+		// is no file of its)
+		if !fs.ValidPath(strings.TrimSuffix(n, "/")) {
+			continue
+		}
+		abs := path.Join(dir, n)
+		for _, e := range deny {
+			if (slices.Contains(coveredDir(path.Dir(abs)), e) || MatchPattern(e, abs)) && !p.reopened(e, abs) {
+				out = append(out, Hidden{Path: n, Entry: UnescapePattern(e)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// DenyReadIn returns the denyRead entries that can hide something in or
+// below the directory dir: those that name it, a path below it, a
+// directory above it, or a glob that can match there.
+func (p *Policy) DenyReadIn(dir string) []string {
+	var deny []string
+	for _, d := range p.Filesystem.DenyRead {
+		top := UnescapePattern(d)
+		if IsGlob(d) {
+			top = PatternBase(d)
+		}
+		if paths.Under(top, dir) || paths.Under(dir, top) {
+			deny = append(deny, d)
+		}
+	}
+	return deny
+}
+
 // Claude Code's protected paths: a write to them is never approved
 // without asking, except in bypassPermissions mode.
 var (

@@ -2,10 +2,15 @@ package policy
 
 import (
 	"context"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestStatFile(t *testing.T) {
@@ -126,5 +131,58 @@ func TestReadOnlyOwnPaths(t *testing.T) {
 		if got := p.readOnly(tc.name, nil); got != tc.want {
 			t.Errorf("readOnly(%s) = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestHiddenIn: the tracked files a policy hides are the paths Read
+// decisions hide (denyRead covers the file or a directory above it, no
+// narrower allowRead re-opens it), relative to the repository; entries
+// that cannot reach the repository are never matched.
+func TestHiddenIn(t *testing.T) {
+	const repo = "/work/app"
+	names := []string{".env", ".env.example", "README.md", "config/.env", "config/prod/key.pem", "deploy/secrets/db.txt",
+		"deploy/secrets/public.txt", "vendor/", "../outside/.env", "/etc/passwd", "web/src/index.ts"}
+	for _, tc := range []struct {
+		name              string
+		denyRead, reopens []string
+		dir               string
+		want              []Hidden
+	}{
+		{name: "dotenv glob", denyRead: []string{"/work/app/**/.env"},
+			want: []Hidden{{".env", "/work/app/**/.env"}, {"config/.env", "/work/app/**/.env"}}},
+		{name: "glob from above the repository", denyRead: []string{"/work/**/*.pem"},
+			want: []Hidden{{"config/prod/key.pem", "/work/**/*.pem"}}},
+		{name: "a directory", denyRead: []string{"/work/app/deploy/secrets"},
+			want: []Hidden{{"deploy/secrets/db.txt", "/work/app/deploy/secrets"}, {"deploy/secrets/public.txt", "/work/app/deploy/secrets"}}},
+		{name: "allowRead re-opens", denyRead: []string{"/work/app/deploy/secrets"}, reopens: []string{"/work/app/deploy/secrets/public.txt"},
+			want: []Hidden{{"deploy/secrets/db.txt", "/work/app/deploy/secrets"}}},
+		{name: "a second entry when the first is re-opened", denyRead: []string{"/work/app/deploy", "/work/app/**/db.txt"}, reopens: []string{"/work/app/deploy/secrets"},
+			want: []Hidden{{"deploy/secrets/db.txt", "/work/app/**/db.txt"}}},
+		{name: "a sparse directory", denyRead: []string{"/work/app/vendor"}, want: []Hidden{{"vendor/", "/work/app/vendor"}}},
+		{name: "the credential stores of the home", denyRead: []string{"/home/u/.ssh", "/home/u/.aws", "/home/u/**/.netrc"}},
+		{name: "a home that is the repository", dir: "/home/u", denyRead: []string{"/home/u/.ssh", "/home/u/.aws"},
+			want: []Hidden{{".ssh/config", "/home/u/.ssh"}}},
+		{name: "escaped literal", denyRead: []string{`/work/app/\[x\]`}, want: nil},
+		{name: "nothing denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Policy{Filesystem: Filesystem{DenyRead: tc.denyRead, AllowRead: tc.reopens}}
+			dir, ns := repo, names
+			if tc.dir != "" {
+				dir, ns = tc.dir, []string{".bashrc", ".ssh/config", "src/x.go"}
+			}
+			got := p.HiddenIn(dir, ns)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("HiddenIn (-want +got):\n%s", diff)
+			}
+			// The same as a Read of each path decides.
+			for _, n := range ns {
+				abs := path.Join(dir, n)
+				hidden := slices.ContainsFunc(got, func(h Hidden) bool { return h.Path == n })
+				if fs.ValidPath(strings.TrimSuffix(n, "/")) && hidden != (p.unreadable(abs) != "") {
+					t.Errorf("%s: hidden %v, unreadable says %q", n, hidden, p.unreadable(abs))
+				}
+			}
+		})
 	}
 }

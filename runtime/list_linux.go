@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ func List(root string) ([]Sandbox, error) {
 	}
 	var out []Sandbox
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == "rootfs" {
+		if !e.IsDir() || slices.Contains(ownDirs, e.Name()) {
 			continue
 		}
 		sb, ok := load(root, e.Name())
@@ -94,7 +95,7 @@ func gc(root string, sweepNow bool) ([]string, error) {
 	}
 	var removed []string
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == "rootfs" {
+		if !e.IsDir() || slices.Contains(ownDirs, e.Name()) {
 			continue
 		}
 		id := e.Name()

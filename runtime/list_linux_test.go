@@ -83,3 +83,40 @@ func TestListContained(t *testing.T) {
 		t.Errorf("List (-want +got):\n%s", d)
 	}
 }
+
+// TestGCKeepsOwnDirs: GC removes a run that left its state directory and
+// no lock, and leaves the state root's own directories alone, however old:
+// the warnings said once per session would be said again, the compiled
+// seccomp programs compiled again.
+func TestGCKeepsOwnDirs(t *testing.T) {
+	root := t.TempDir()
+	// (swept just now: GC leaves the host's cgroups alone)
+	if err := os.WriteFile(filepath.Join(root, sweptFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	dirs := append([]string{"run-0123456789ab"}, ownDirs...)
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(root, d, "x"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(root, d), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := GCBeforeRun(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"run-0123456789ab"}, removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	for _, d := range ownDirs {
+		if _, err := os.Stat(filepath.Join(root, d, "x")); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if l, err := List(root); err != nil || len(l) != 0 {
+		t.Errorf("List = %v, %v; want nothing", l, err)
+	}
+}

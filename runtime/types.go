@@ -143,3 +143,15 @@ func RunFilesDir(root, id string) string { return filepath.Join(root, runFilesPr
 
 // runFilesPrefix begins the name of a RunFilesDir.
 const runFilesPrefix = "files-"
+
+// Directories of the state root that hold no run, which List and GC
+// leave alone: what cordon keeps between runs. SaidDir holds the records
+// of the warnings said once per agent session (cordon run --session),
+// TrackedDir what cordon found of the tracked files a policy hides.
+const (
+	SaidDir    = "said"
+	TrackedDir = "tracked"
+)
+
+// ownDirs are the state root's directories that are no run's.
+var ownDirs = []string{"rootfs", "seccomp", SaidDir, TrackedDir}

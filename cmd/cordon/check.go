@@ -37,6 +37,8 @@ func checkCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// Asked by a person: said every time.
+			sayTracked(stderr, pol)
 			if cmd.Bool("summary") {
 				if cmd.Args().Len() > 0 {
 					return fmt.Errorf("--summary takes no input")

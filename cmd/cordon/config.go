@@ -28,6 +28,9 @@ func configCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if n := tracked(pol).notice(); n != "" {
+				pol.Report.Notices = append(pol.Report.Notices, n)
+			}
 			inv, err := here()
 			if err != nil {
 				return err
@@ -189,7 +192,7 @@ func printConfig(p *policy.Policy) {
 		}
 	}
 	if len(r.Notices) > 0 {
-		fmt.Fprintln(stdout, "\nnotices (said on stderr when a command runs, once per boot):")
+		fmt.Fprintln(stdout, "\nnotices (said on stderr when a command runs, once per boot or agent session):")
 		for _, n := range r.Notices {
 			fmt.Fprintf(stdout, "  - %s\n", n)
 		}

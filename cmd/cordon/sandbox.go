@@ -13,6 +13,7 @@ import (
 	"os/user"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -269,8 +270,8 @@ func compileFor(ctx context.Context, cmd *cli.Command, inv invocation, id string
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range pol.Report.Notices {
-		if sayOnce(pr, inv.session, []string{n}) {
+	for _, n := range append(slices.Clone(pol.Report.Notices), tracked(pol).notice()) {
+		if n != "" && sayOnce(pr, inv.session, []string{n}) {
 			fmt.Fprintf(inv.stderr, "cordon: warning: %s (said %s)\n", n, once(inv.session))
 		}
 	}
@@ -432,7 +433,7 @@ func sayOnce(pr probe.Result, session string, lost []string) bool {
 	if session != "" {
 		// The session's id is the agent's: only its hash names a file.
 		s := sha256.Sum256([]byte(session))
-		dir, name = filepath.Join(dir, "said", hex.EncodeToString(s[:12])), hex.EncodeToString(sum[:6])
+		dir, name = filepath.Join(dir, runtime.SaidDir, hex.EncodeToString(s[:12])), hex.EncodeToString(sum[:6])
 	} else if pr.BootID == "" {
 		return true
 	}

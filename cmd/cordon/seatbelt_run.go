@@ -70,6 +70,9 @@ func seatbeltRun(ctx context.Context, sys seatbeltSystem, r seatbeltRequest) (in
 	if len(lost) > 0 && sayOnce(sys.boot(), r.session, lost) {
 		fmt.Fprintf(stderr, "cordon: warning: %s (said %s)\n", strings.Join(lost, "; "), once(r.session))
 	}
+	if n := tracked(pol).notice(); n != "" && sayOnce(sys.boot(), r.session, []string{n}) {
+		fmt.Fprintf(stderr, "cordon: warning: %s (said %s)\n", n, once(r.session))
+	}
 
 	// The command's TMPDIR: private, writable, removed after the run.
 	tmp, err := os.MkdirTemp(sys.tempDir, "cordon-"+id+"-")

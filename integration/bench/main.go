@@ -5,13 +5,15 @@
 // call in the real Claude Code, with no sandbox, its own and cordon's
 // (claude.go). Timings are never asserted: they go to the reader.
 //
-//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200] [-only proxy|startup [-compare OLD]|claude] [-doc docs/performance.md]
+//	go run -tags seccomp ./integration/bench -cordon bin/cordon [-n 200] [-only proxy|startup [-compare OLD]|guard|claude] [-doc docs/performance.md]
 //
 // -only startup stops after the first table (bare, bubblewrap, cordon
 // cold and warm, runc); with -compare OLD, OLD's cold and warm runs join
 // it (its own daemon and state root), to compare two builds in one run.
-// -only claude runs the Claude Code part alone, and with -doc rewrites its
-// section of the document only.
+// -only guard measures the system-call guard's cost on real workloads
+// (guard.go), guardRuns runs each unless -n says otherwise. -only claude
+// runs the Claude Code part alone, and with -doc rewrites its section of
+// the document only.
 package main
 
 import (
@@ -35,7 +37,7 @@ func main() {
 	cordon := flag.String("cordon", "bin/cordon", "the cordon binary")
 	n := flag.Int("n", 100, "runs per contender")
 	doc := flag.String("doc", "", "rewrite the figures' sections of this document (docs/performance.md) with the output (with -only claude: its section only)")
-	only := flag.String("only", "", "run one part only: proxy, startup (the first table), or claude (Claude Code's Bash calls)")
+	only := flag.String("only", "", "run one part only: proxy, startup (the first table), guard (the system-call guard's cost), or claude (Claude Code's Bash calls)")
 	compare := flag.String("compare", "", "with -only proxy or startup: another cordon binary measured too, interleaved")
 	flag.Parse()
 	abs, err := filepath.Abs(*cordon)
@@ -48,15 +50,24 @@ func main() {
 	case *only == "claude":
 		err = section(*doc, docClaude, "make bench-claude", claude)
 	case *only != "":
-		if (*only != "proxy" && *only != "startup") || *doc != "" {
-			fmt.Fprintln(os.Stderr, "bench: -only takes proxy, startup (without -doc) or claude")
+		if (*only != "proxy" && *only != "startup" && *only != "guard") || *doc != "" {
+			fmt.Fprintln(os.Stderr, "bench: -only takes proxy, startup, guard (without -doc) or claude")
 			os.Exit(2)
 		}
-		if *only == "proxy" {
+		switch *only {
+		case "proxy":
 			if err = proxyBench(*cordon, *compare, *n); err == nil {
 				err = terminateBench(*cordon, *n)
 			}
-		} else {
+		case "guard":
+			runs := guardRuns
+			flag.Visit(func(f *flag.Flag) {
+				if f.Name == "n" {
+					runs = *n
+				}
+			})
+			err = guardBench(abs, runs)
+		default:
 			err = run(*cordon, *compare, *n, true)
 		}
 	default:
@@ -247,6 +258,9 @@ func run(cordon, baseline string, n int, startupOnly bool) error {
 		return err
 	}
 	if err := terminateBench(cordon, n); err != nil {
+		return err
+	}
+	if err := guardBench(cordon, guardRuns); err != nil {
 		return err
 	}
 	return serveBench(cordon, truePath, env, work)

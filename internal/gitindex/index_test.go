@@ -219,14 +219,7 @@ func TestParseGit(t *testing.T) {
 			}
 			gitCmd("update-index", "--index-version", v)
 			want := strings.Split(strings.TrimSuffix(gitCmd("ls-files", "-z"), "\x00"), "\x00")
-			data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ix, err := Parse(data, SHA1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ix := parseFile(t, filepath.Join(dir, ".git", "index"))
 			if got := strconv.Itoa(ix.Version); got != v {
 				t.Errorf("version %s, want %s", got, v)
 			}
@@ -242,25 +235,11 @@ func TestParseGit(t *testing.T) {
 			t.Fatal(err)
 		}
 		gitCmd("add", "added")
-		data, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := Parse(data, SHA1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ix := parseFile(t, filepath.Join(dir, ".git", "index"))
 		if ix.Shared == "" {
 			t.Fatalf("no shared index named in %+v", ix)
 		}
-		sdata, err := os.ReadFile(filepath.Join(dir, ".git", "sharedindex."+ix.Shared))
-		if err != nil {
-			t.Fatal(err)
-		}
-		shared, err := Parse(sdata, SHA1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		shared := parseFile(t, filepath.Join(dir, ".git", "sharedindex."+ix.Shared))
 		all := map[string]bool{}
 		for _, p := range append(ix.Paths, shared.Paths...) {
 			all[p] = true
@@ -272,6 +251,20 @@ func TestParseGit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// parseFile parses the SHA-1 index file at name.
+func parseFile(t *testing.T, name string) Index {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Parse(data, SHA1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
 }
 
 // FuzzParse: Parse never panics, never allocates beyond what the data can

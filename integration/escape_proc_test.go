@@ -131,6 +131,8 @@ func resourceCases() []escCase {
 	}
 	return []escCase{
 		{cat: catResource, name: "fork bomb", off: offNever, why: exhaustion,
+			notContained: "no pids limit without a cgroup (RLIMIT_NPROC would count every process of the caller's, and none of root's): " +
+				"the timeout alone ends a fork bomb, which can take every pid of the machine before it, and every other run with it (docs/security.md)",
 			setup:   limits("--pids", "64", "--cpus", "1", "--timeout", "3s"),
 			timeout: 3 * time.Second,
 			script:  `echo ready; b() { b | b & }; b; sleep 30`,

@@ -250,10 +250,6 @@ func compileHook(ctx context.Context, req *serve.Request, files []*os.File, poli
 // unservable says why the daemon does not run sb, "" when it does.
 func unservable(sb *sandbox) string {
 	switch {
-	case sb.mask != nil:
-		// A masked credential's fakes are the run's own: a sandbox made
-		// ahead has none.
-		return "masked credentials"
 	case !sb.policy.Serve:
 		// Settings changed since the daemon started: the command's own
 		// settings decide, for every command.

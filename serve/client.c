@@ -196,6 +196,25 @@ int cordon_client_state_root(const char *state, uid_t euid, int run_writable, co
 	return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
+/* serve_socket writes the address of cordon serve's socket into addr, in
+ * this process's state directory (cordon_client_state_root); -1 when it
+ * cannot be sure of it. */
+static int owned_dir(const char *dir);
+
+static int serve_socket(struct sockaddr_un *addr)
+{
+	char root[PATH_MAX];
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	uid_t euid = geteuid();
+	int owned = xdg && xdg[0] && owned_dir(xdg);
+	int runw = euid == 0 && access("/run", W_OK) == 0;
+	if (cordon_client_state_root(getenv("CORDON_STATE_ROOT"), euid, runw, xdg, owned, root, sizeof(root)) < 0)
+		return -1;
+	*addr = (struct sockaddr_un){.sun_family = AF_UNIX};
+	int w = snprintf(addr->sun_path, sizeof(addr->sun_path), "%s/serve.sock", root);
+	return w < 0 || (size_t)w >= sizeof(addr->sun_path) ? -1 : 0;
+}
+
 /* own_daemon reports whether the daemon at the other end of sock runs as
  * this process's user: nothing goes to a socket another user planted
  * where the daemon's would be (serve.Dial checks the same). */
@@ -704,16 +723,8 @@ static int client(int argc, char **argv, char **envp, int *status)
 	int fd3 = cwd_fd(ci, argv + 2);
 	if (fd3 == -2)
 		return CLIENT_NOT_TAKEN;
-	char root[PATH_MAX];
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	uid_t euid = geteuid();
-	int owned = xdg && xdg[0] && owned_dir(xdg);
-	int runw = euid == 0 && access("/run", W_OK) == 0;
-	if (cordon_client_state_root(getenv("CORDON_STATE_ROOT"), euid, runw, xdg, owned, root, sizeof(root)) < 0)
-		return CLIENT_NOT_TAKEN;
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/serve.sock", root);
-	if (w < 0 || (size_t)w >= sizeof(addr.sun_path))
+	struct sockaddr_un addr;
+	if (serve_socket(&addr) < 0)
 		return CLIENT_NOT_TAKEN;
 	struct stat st;
 	if (lstat(addr.sun_path, &st) != 0) {
@@ -868,17 +879,9 @@ static int hook_client(int argc, char **argv, char **envp, int *status, int *inp
 	const char *v = getenv("CORDON_SERVE");
 	if ((v && strcmp(v, "0") == 0) || getenv("_CORDON_SEALED_FROM"))
 		return CLIENT_NOT_TAKEN;
-	char root[PATH_MAX];
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	uid_t euid = geteuid();
-	int owned = xdg && xdg[0] && owned_dir(xdg);
-	int runw = euid == 0 && access("/run", W_OK) == 0;
-	if (cordon_client_state_root(getenv("CORDON_STATE_ROOT"), euid, runw, xdg, owned, root, sizeof(root)) < 0)
-		return CLIENT_NOT_TAKEN;
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/serve.sock", root);
+	struct sockaddr_un addr;
 	struct stat st;
-	if (w < 0 || (size_t)w >= sizeof(addr.sun_path) || lstat(addr.sun_path, &st) != 0)
+	if (serve_socket(&addr) < 0 || lstat(addr.sun_path, &st) != 0)
 		return CLIENT_NOT_TAKEN;
 	char bin[128];
 	if (cordon_client_binary(bin, sizeof(bin)) < 0)

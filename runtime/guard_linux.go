@@ -342,11 +342,14 @@ type outcome struct {
 	err     error
 	refused *guardRefusal
 	named   string // the path made, as the process named it
+	command string // a failed call's process's command, read before the answer
 }
 
 // handle performs the call n (of the system call name) and answers it,
-// and returns what it gave, for the record.
-func (gd *guardian) handle(listener int, n *seccompNotif, name string) outcome {
+// and returns what it gave, for the record. A call that fails gets its
+// process's command (command) before it is answered: a process refused
+// may be gone once answered (mkdir exits at once).
+func (gd *guardian) handle(listener int, n *seccompNotif, name string, command func(pid int) string) outcome {
 	resp := seccompNotifResp{ID: n.ID}
 	if name == "umask" {
 		// The process's own call; the next creation reads its umask.
@@ -377,6 +380,7 @@ func (gd *guardian) handle(listener int, n *seccompNotif, name string) outcome {
 		}
 	}
 	if out.err != nil {
+		out.command = command(int(n.Pid))
 		errno, ok := errors.AsType[unix.Errno](out.err)
 		if !ok {
 			errno = unix.EACCES

@@ -257,11 +257,8 @@ func (sv *supervisor) answer(listener int) {
 	name := sv.names[n.Nr]
 	pid := int(n.Pid)
 	if sv.guard != nil && sv.guard.takes(name, n.Args) {
-		// The command's name while it is there to read (once per
-		// process): a refused process may be gone once answered (mkdir
-		// exits at once).
-		command := sv.command(pid)
-		out := sv.guard.handle(listener, &n, name)
+		out := sv.guard.handle(listener, &n, name, sv.command)
+		command := out.command
 		switch {
 		case out.refused != nil:
 			sv.rec.add(Violation{Kind: KindWrite, PID: pid, Command: command, Syscall: name,

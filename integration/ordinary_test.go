@@ -651,6 +651,12 @@ func runOrdinary(t *testing.T, c *caller, oc ordinaryCase, reg registries, opts 
 		r = b.direct(s)
 	}
 	if r.code != 0 {
+		if sandboxed {
+			// What the sandbox refused in these minutes (other cases'
+			// too): the guard records the paths as it saw them.
+			v := b.cordon(runSpec{}, "violations", "--since", "5m")
+			t.Logf("cordon violations --since 5m:\n%s", v.stdout)
+		}
 		return fail("%s", r)
 	}
 	expand := strings.NewReplacer("{home}", b.home, "{project}", b.ws, "{user}", c.username).Replace

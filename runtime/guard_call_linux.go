@@ -1149,8 +1149,11 @@ func (c *guardCall) rename(olddirfd int32, oldp string, newdirfd int32, newp str
 	// the one renaming (EBUSY): the pins and the protected paths' binds.
 	// The guard's thread is in the host's: the sandbox's own are found
 	// where its names lead, on its mounts.
-	if mountRoot(src) || mountRoot(dst) {
-		return unix.EBUSY
+	for _, t := range []at{src, dst} {
+		if mountRoot(t) {
+			// Recorded: the path as the guard saw it says which bind.
+			return refusedError{&guardRefusal{path: t.full(), reason: "a mount point in the sandbox (a protected path's bind, or a pin): nothing is renamed onto or from it", errno: unix.EBUSY}}
+		}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR && c.gd.g.MovedIn(src.full(), dst.full()) {
 		if err := c.checkMoved(src, dst.full()); err != nil {

@@ -330,7 +330,11 @@ func (gd *guardian) takes(name string, args [6]uint64) bool {
 }
 
 // guardRefusal is a refused call's path and the guard's reason.
-type guardRefusal struct{ path, reason string }
+type guardRefusal struct {
+	path, reason string
+	// errno is the call's answer: EACCES when 0.
+	errno unix.Errno
+}
 
 // outcome is what performing a call gave: a descriptor for the process
 // (fd >= 0, to install close-on-exec when cloexec), answered already by
@@ -367,6 +371,9 @@ func (gd *guardian) handle(listener int, n *seccompNotif, name string, command f
 	}
 	if out.refused != nil {
 		out.err = unix.EACCES
+		if out.refused.errno != 0 {
+			out.err = out.refused.errno
+		}
 	}
 	if out.async {
 		return out

@@ -21,6 +21,12 @@ const (
 	// shelfIdle is how long a policy's sandboxes are kept ready after its
 	// last command.
 	shelfIdle = 3 * time.Minute
+	// refillQuiet is how long no command must have run before the used
+	// sandboxes are replaced. Made at once, the next one would take the
+	// CPUs from what the caller does with the output it just got (Claude
+	// Code reading a tool's result: bench -only claude); the shelf's
+	// others serve meanwhile (one less than half full is filled at once).
+	refillQuiet = 100 * time.Millisecond
 )
 
 // pool keeps sandboxes ready, per pool key.
@@ -50,6 +56,10 @@ type pool struct {
 	// refillAfter refills the shelves once the mount table has been
 	// quiet for a moment after a change.
 	refillAfter *time.Timer
+	// running counts the commands in the pool's sandboxes; quiet
+	// refills the shelves once none has run for refillQuiet.
+	running int
+	quiet   *time.Timer
 }
 
 // settle is how long the mount table must stay unchanged after a change
@@ -78,10 +88,19 @@ func newPool(size, parallel int, create func(*specs.Spec, runtime.Options) (*run
 }
 
 // get returns a sandbox for the key: one ready and intact, or one made now.
-// refill makes more once the command is done: made meanwhile, they would
+// done makes more once the command is over: made meanwhile, they would
 // take the CPUs from it.
-func (pl *pool) get(key string, s *specs.Spec, o runtime.Options) (*runtime.Pooled, error) {
+func (pl *pool) get(key string, s *specs.Spec, o runtime.Options) (p *runtime.Pooled, err error) {
 	pl.mu.Lock()
+	pl.running++
+	if pl.quiet != nil {
+		pl.quiet.Stop()
+	}
+	defer func() {
+		if err != nil {
+			pl.done(key)
+		}
+	}()
 	sh := pl.shelf[key]
 	if sh == nil {
 		sh = &shelf{key: key}
@@ -127,14 +146,34 @@ func (pl *pool) background(f func()) {
 	}()
 }
 
-// refill makes sandboxes for the key in the background until its shelf
-// is full again.
-func (pl *pool) refill(key string) {
+// done ends a command of get's: its shelf is filled again at once when
+// less than half of it is left (commands coming one after the other would
+// empty it), or else once no command has run for refillQuiet.
+func (pl *pool) done(key string) {
 	pl.mu.Lock()
+	pl.running--
 	sh := pl.shelf[key]
+	low := sh != nil && 2*(len(sh.ready)+sh.pending) < pl.size
+	if pl.running == 0 && !pl.closed {
+		if pl.quiet == nil {
+			pl.quiet = time.AfterFunc(refillQuiet, pl.refillWhenQuiet)
+		} else {
+			pl.quiet.Reset(refillQuiet)
+		}
+	}
 	pl.mu.Unlock()
-	if sh != nil {
+	if low {
 		pl.fill(sh)
+	}
+}
+
+// refillWhenQuiet fills every shelf, unless a command runs.
+func (pl *pool) refillWhenQuiet() {
+	pl.mu.Lock()
+	busy := pl.running > 0
+	pl.mu.Unlock()
+	if !busy {
+		pl.refillAll()
 	}
 }
 
@@ -257,6 +296,9 @@ func (pl *pool) close() {
 	pl.closed = true
 	if pl.refillAfter != nil {
 		pl.refillAfter.Stop()
+	}
+	if pl.quiet != nil {
+		pl.quiet.Stop()
 	}
 	var drop []*runtime.Pooled
 	for _, sh := range pl.shelf {

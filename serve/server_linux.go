@@ -292,11 +292,12 @@ func (s *Server) sandbox(r *Run) (*runtime.Pooled, string, error) {
 	return p, key, err
 }
 
-// release destroys a used sandbox and makes the next ones of its kind.
+// release destroys a used sandbox; the pool makes the next ones of its
+// kind.
 func (s *Server) release(p *runtime.Pooled, key string) {
 	p.Release()
 	if key != "" {
-		s.st.pool.refill(key)
+		s.st.pool.done(key)
 	}
 }
 

@@ -241,6 +241,10 @@ func changedBelow(t string, gitDirs, nested []string, groups []uint32, started t
 	return newScrubWalk(gitDirs, nested, groups, started).walk(t)
 }
 
+// scrubMaxEntries bounds the walk after a run: what it looks for lies a
+// few levels down (the guard refuses it deeper when the run makes it).
+const scrubMaxEntries = 200_000
+
 // scrubWalk is the walk of plantedBelow and changedBelow.
 type scrubWalk struct {
 	gitDirs, nested []string
@@ -289,7 +293,7 @@ func (w *scrubWalk) walk(root string) []string {
 // node_modules, which the plan does not search either).
 func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 	defer unix.Close(fd)
-	if w.seen++; w.seen > spec.MaxGlobEntries {
+	if w.seen++; w.seen > scrubMaxEntries {
 		return
 	}
 	present, subdirs := w.entries(fd)
@@ -316,7 +320,7 @@ func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 			// Checked; what is below is too deep to be looked at, so
 			// its directory is not even read (most of the walk's
 			// directories are at this depth).
-			if w.seen++; w.seen > spec.MaxGlobEntries {
+			if w.seen++; w.seen > scrubMaxEntries {
 				return
 			}
 			if planted(sub, w.started) && w.reachesPath(sub) {
@@ -333,7 +337,7 @@ func (w *scrubWalk) dir(fd int, p string, depth int, nested bool) {
 			continue
 		}
 		w.dir(subfd, sub, depth+1, subNested)
-		if w.seen > spec.MaxGlobEntries {
+		if w.seen > scrubMaxEntries {
 			return
 		}
 	}

@@ -24,9 +24,10 @@ type guardCall struct {
 	proc     *guardProc
 	// links counts the symbolic links followed, as the kernel does: 40.
 	links int
-	// named is the path the call makes as the process gave it, made
-	// absolute, for the record.
-	named string
+	// named is the path the call makes as the process gave it, relative
+	// to namedDir, for the record (namedPath).
+	named    string
+	namedDir int32
 }
 
 const maxLinks = 40
@@ -37,7 +38,7 @@ func (c *guardCall) perform(name string, a [6]uint64) outcome {
 		if r, ok := errors.AsType[refusedError](err); ok {
 			return outcome{fd: -1, refused: r.r}
 		}
-		return outcome{fd: -1, err: err, named: c.named}
+		return outcome{fd: -1, err: err}
 	}
 	p, err := c.gd.proc(c.tid)
 	if err != nil {
@@ -59,11 +60,9 @@ func (c *guardCall) perform(name string, a [6]uint64) outcome {
 	}
 	// The name made, as given, for the record.
 	if i := len(paths) - 1; i >= 0 {
-		c.named = paths[i]
-		if d := targetDirfd[name]; d >= 0 && !strings.HasPrefix(c.named, "/") {
-			c.named = c.absolute(int32(a[d]), c.named)
-		} else if d < 0 && !strings.HasPrefix(c.named, "/") {
-			c.named = c.absolute(atFDCWD, c.named)
+		c.named, c.namedDir = paths[i], atFDCWD
+		if d := targetDirfd[name]; d >= 0 {
+			c.namedDir = int32(a[d])
 		}
 	}
 	switch name {
@@ -77,7 +76,6 @@ func (c *guardCall) perform(name string, a [6]uint64) outcome {
 		default:
 			out = c.open(atFDCWD, paths[0], unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, uint32(a[1]))
 		}
-		out.named = c.named
 		return out
 	case "mkdir":
 		return fail(c.mkdir(atFDCWD, paths[0], uint32(a[1])))
@@ -110,6 +108,16 @@ func (c *guardCall) perform(name string, a [6]uint64) outcome {
 var targetDirfd = map[string]int{
 	"open": -1, "openat": 0, "creat": -1, "mkdir": -1, "mkdirat": 0, "mknod": -1, "mknodat": 0,
 	"symlink": -1, "symlinkat": 1, "link": -1, "linkat": 2, "rename": -1, "renameat": 2, "renameat2": 2,
+}
+
+// namedPath is the path the call makes, made absolute from the directory
+// the process gave (for the record of a call that failed: read before it
+// is answered, while that directory is still the process's).
+func (c *guardCall) namedPath() string {
+	if c.named == "" || strings.HasPrefix(c.named, "/") {
+		return c.named
+	}
+	return c.absolute(c.namedDir, c.named)
 }
 
 // absolute makes the relative path p absolute from dirfd as the thread

@@ -575,17 +575,46 @@ func (r *running) waitStdout(s string) {
 		case <-r.done:
 			r.t.Fatalf("cordon ended before printing %q\n%s", s, r.res)
 		case <-deadline:
-			// Where cordon is stuck: Go's runtime prints every
-			// goroutine's stack on SIGQUIT.
+			// Where cordon is stuck: its threads' kernel stacks, and
+			// Go's runtime prints every goroutine's stack on SIGQUIT
+			// (unless cordon forwards it to its command by then).
+			stacks := threadStacks(r.cmd.Process.Pid)
 			_ = r.cmd.Process.Signal(syscall.SIGQUIT)
 			select {
 			case <-r.done:
 			case <-time.After(2 * time.Second):
 			}
-			r.t.Fatalf("no %q after 15s; stdout so far: %q; stderr (with cordon's goroutines, SIGQUIT):\n%s", s, r.stdout.String(), r.stderr.String())
+			r.t.Fatalf("no %q after 15s; stdout so far: %q; cordon's threads:\n%s\nstderr (with cordon's goroutines, SIGQUIT):\n%s", s, r.stdout.String(), stacks, r.stderr.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// threadStacks describes the threads of the process pid and of its
+// children: command, wait channel and kernel stack (root can read those).
+func threadStacks(pid int) string {
+	var b strings.Builder
+	pids := []int{pid}
+	if kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)); err == nil {
+		for _, f := range strings.Fields(string(kids)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	for _, p := range pids {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		fmt.Fprintf(&b, "process %d: %s\n", p, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		for _, t := range tasks {
+			dir := fmt.Sprintf("/proc/%d/task/%s/", p, t.Name())
+			wchan, _ := os.ReadFile(dir + "wchan")
+			stat, _ := os.ReadFile(dir + "stat")
+			stack, _ := os.ReadFile(dir + "stack")
+			fmt.Fprintf(&b, "  thread %s wchan %s stat %s\n%s", t.Name(), wchan, strings.TrimSpace(string(stat)), stack)
+		}
+	}
+	return b.String()
 }
 
 // wait waits for cordon to end.

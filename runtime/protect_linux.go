@@ -80,14 +80,19 @@ func loadProtected(root, id string) (*protectedSnapshot, error) {
 }
 
 // snapshotProtected records the protected paths that exist, and everything
-// below those that are directories, without following symlinks.
+// below those that are directories, without following symlinks: every
+// name is looked at in a directory held open, so that a directory swapped
+// for a link meanwhile (by a command of another sandbox in the same
+// writable root) is recorded as what was opened, never as the link's
+// target. Followed, the record would hold a denied file's content, which
+// the restore after the run then writes into the writable root.
 func snapshotProtected(ps, roots []string, id string) (*protectedSnapshot, error) {
 	snap := &protectedSnapshot{id: id, Roots: roots}
 	size := 0
-	var add func(p string) error
-	add = func(p string) error {
+	var add func(dir int, name, p string) error
+	add = func(dir int, name, p string) error {
 		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
+		if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 				return nil // scrubbed if it appears (spec.Scrub.Paths)
 			}
@@ -96,61 +101,89 @@ func snapshotProtected(ps, roots []string, id string) (*protectedSnapshot, error
 		if len(snap.Entries) >= maxProtectedEntries || size > maxProtectedBytes {
 			return fmt.Errorf("the protected paths inside the writable roots hold more than %d files or %d MiB, which the container mode would have to put back after the run", maxProtectedEntries, maxProtectedBytes>>20)
 		}
-		e := protectedEntry{Path: p, Mode: st.Mode, Dev: st.Dev, Ino: st.Ino}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
-			data, err := readNoFollow(p)
+			data, fst, err := readProtected(dir, name)
 			if err != nil {
 				return fmt.Errorf("protected path %s: %w", p, err)
 			}
-			e.Data = data
+			snap.Entries = append(snap.Entries, protectedEntry{Path: p, Mode: fst.Mode, Dev: fst.Dev, Ino: fst.Ino, Data: data})
 			size += len(data)
 		case unix.S_IFLNK:
-			t, err := os.Readlink(p)
+			buf := make([]byte, unix.PathMax)
+			n, err := unix.Readlinkat(dir, name, buf)
 			if err != nil {
 				return fmt.Errorf("protected path %s: %w", p, err)
 			}
-			e.Link = t
+			snap.Entries = append(snap.Entries, protectedEntry{Path: p, Mode: st.Mode, Dev: st.Dev, Ino: st.Ino, Link: string(buf[:n])})
 		case unix.S_IFDIR:
-			des, err := os.ReadDir(p)
+			fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
 				return fmt.Errorf("protected path %s: %w", p, err)
 			}
-			for _, de := range des {
-				e.Names = append(e.Names, de.Name())
+			f := os.NewFile(uintptr(fd), p)
+			defer f.Close()
+			var fst unix.Stat_t
+			if err := unix.Fstat(fd, &fst); err != nil {
+				return fmt.Errorf("protected path %s: %w", p, err)
 			}
-			snap.Entries = append(snap.Entries, e)
-			for _, n := range e.Names {
-				if err := add(path.Join(p, n)); err != nil {
+			names, err := f.Readdirnames(-1)
+			if err != nil {
+				return fmt.Errorf("protected path %s: %w", p, err)
+			}
+			slices.Sort(names)
+			snap.Entries = append(snap.Entries, protectedEntry{Path: p, Mode: fst.Mode, Dev: fst.Dev, Ino: fst.Ino, Names: names})
+			for _, n := range names {
+				if err := add(fd, n, path.Join(p, n)); err != nil {
 					return err
 				}
 			}
-			return nil
+		default:
+			snap.Entries = append(snap.Entries, protectedEntry{Path: p, Mode: st.Mode, Dev: st.Dev, Ino: st.Ino})
 		}
-		snap.Entries = append(snap.Entries, e)
 		return nil
 	}
 	for _, p := range ps {
 		if slices.ContainsFunc(snap.Entries, func(e protectedEntry) bool { return e.Path == p }) {
 			continue
 		}
-		if err := add(p); err != nil {
+		dir, name, err := openParent(p)
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			// Not there, or a link on the way: nothing is recorded
+			// through it (scrubbed if it appears).
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("protected path %s: %w", p, err)
+		}
+		err = add(dir, name, p)
+		unix.Close(dir)
+		if err != nil {
 			return nil, err
 		}
 	}
 	return snap, nil
 }
 
-// readNoFollow reads the regular file p, refusing a symlink at its end.
-func readNoFollow(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+// readProtected reads the regular file name in dir, refusing a symlink, and
+// says what it read.
+func readProtected(dir int, name string) ([]byte, unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, st, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, st, errors.New("not a regular file")
+	}
 	var b bytes.Buffer
 	_, err = b.ReadFrom(f)
-	return b.Bytes(), err
+	return b.Bytes(), st, err
 }
 
 // restore puts every recorded entry back, parents first, and returns a

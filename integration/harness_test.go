@@ -591,14 +591,19 @@ func (r *running) waitStdout(s string) {
 }
 
 // threadStacks describes the threads of the process pid and of its
-// children: command, wait channel and kernel stack (root can read those).
+// descendants (children of any of their threads): command, wait channel
+// and kernel stack (root can read those).
 func threadStacks(pid int) string {
 	var b strings.Builder
 	pids := []int{pid}
-	if kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)); err == nil {
-		for _, f := range strings.Fields(string(kids)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, n)
+	for i := 0; i < len(pids) && len(pids) < 64; i++ {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pids[i]))
+		for _, t := range tasks {
+			kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pids[i], t.Name()))
+			for _, f := range strings.Fields(string(kids)) {
+				if n, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, n)
+				}
 			}
 		}
 	}

@@ -634,10 +634,10 @@ func escInotify() int {
 // atFDCWD is AT_FDCWD as a system call argument.
 var atFDCWD = uintptr(0xffffffffffffff9c)
 
-// escRacePath opens (O_CREAT) the path in one buffer n times, on one
-// thread, while another thread flips the buffer between ok and bad: a
-// supervisor that checks the path and then lets the kernel read it again
-// makes bad sooner or later.
+// escRacePath opens (O_CREAT) the path in one buffer n times (for a
+// second at least), on one thread, while another thread flips the buffer
+// between ok and bad: a supervisor that checks the path and then lets the
+// kernel read it again makes bad sooner or later.
 func escRacePath(ok, bad string, n int) int {
 	buf := make([]byte, max(len(ok), len(bad))+1)
 	set := func(p string) {
@@ -659,7 +659,10 @@ func escRacePath(ok, bad string, n int) int {
 		}
 	}()
 	made := 0
-	for range n {
+	// On a loaded machine the flipping thread may get no CPU during n
+	// quick opens (CI saw 3,000 opens make nothing bad unguarded).
+	start := time.Now()
+	for i := 0; i < n || time.Since(start) < time.Second; i++ {
 		fd, _, e := unix.Syscall6(unix.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(&buf[0])), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644, 0, 0)
 		if e == 0 {
 			unix.Close(int(fd))

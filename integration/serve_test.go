@@ -268,8 +268,15 @@ func TestServe(t *testing.T) {
 				t.Fatalf("before the change:\n%s", r)
 			}
 			sb.settings(`{"cordon": {"serve": true}, "filesystem": {"denyRead": ["` + outside + `"]}}`)
-			if r := sb.run(read); r.stdout != "warm\n" || r.code == 0 {
+			// (or cold, when the daemon said its sandbox could not be
+			// made, as it may under load; the file hidden either way)
+			r := sb.run(read)
+			fellBack := r.stdout == "cold\n" && strings.Contains(r.stderr, "cordon serve could not make a sandbox")
+			if r.stdout != "warm\n" && !fellBack || r.code == 0 {
 				t.Errorf("a denyRead added to the settings: want the file hidden from the next command, warm:\n%s", r)
+			}
+			if fellBack {
+				t.Logf("the daemon could not make the sandbox; the client ran cold:\n%s", r)
 			}
 			sb.settings(`{"cordon": {"serve": false}}`)
 			if r := sb.run(read); r.code != 0 || r.stdout != "cold\noriginal\n" {

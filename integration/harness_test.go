@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	goruntime "runtime"
@@ -578,23 +579,69 @@ func (r *running) waitStdout(s string) {
 			// Where cordon is stuck: its threads' kernel stacks, and
 			// Go's runtime prints every goroutine's stack on SIGQUIT
 			// (unless cordon forwards it to its command by then).
+			// libcontainer's init (a Go program too, which takes
+			// no signal) prints its goroutines to the command's
+			// stderr on SIGQUIT.
 			stacks := threadStacks(r.cmd.Process.Pid)
+			for _, p := range descendants(r.cmd.Process.Pid) {
+				if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p)); strings.HasPrefix(string(comm), "runc:") {
+					_ = syscall.Kill(p, syscall.SIGQUIT)
+				}
+			}
+			time.Sleep(time.Second)
 			_ = r.cmd.Process.Signal(syscall.SIGQUIT)
 			select {
 			case <-r.done:
 			case <-time.After(2 * time.Second):
 			}
-			r.t.Fatalf("no %q after 15s; stdout so far: %q; cordon's threads:\n%s\nstderr (with cordon's goroutines, SIGQUIT):\n%s", s, r.stdout.String(), stacks, r.stderr.String())
+			loadavg, _ := os.ReadFile("/proc/loadavg")
+			load := strings.TrimSpace(string(loadavg))
+			r.t.Fatalf("no %q after 15s; stdout so far: %q; load %s; runnable elsewhere: %s\ncordon's threads:\n%s\nstderr (with the init's goroutines, SIGQUIT):\n%s", s, r.stdout.String(), load, runnable(), stacks, r.stderr.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
 
 // threadStacks describes the threads of the process pid and of its
-// descendants (children of any of their threads): command, wait channel
-// and kernel stack (root can read those).
+// descendants: cgroups, command, wait channel, scheduling (time run and
+// time waited to run, in ns) and kernel stack (root can read those).
 func threadStacks(pid int) string {
 	var b strings.Builder
+	for _, p := range descendants(pid) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		cgroup, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p))
+		fmt.Fprintf(&b, "process %d: %s\n  cgroups: %s\n", p, strings.ReplaceAll(string(cmdline), "\x00", " "), strings.ReplaceAll(strings.TrimSpace(string(cgroup)), "\n", " "))
+		for line := range strings.Lines(string(cgroup)) {
+			// "N:controllers:/path": what throttles or freezes it
+			f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+			if len(f) != 3 {
+				continue
+			}
+			file := map[string]string{"cpu": "cpu.stat", "freezer": "freezer.state"}[f[1]]
+			if file == "" {
+				continue
+			}
+			file = path.Join("/sys/fs/cgroup", f[1], f[2], file)
+			if data, err := os.ReadFile(file); err == nil {
+				fmt.Fprintf(&b, "  %s: %s\n", file, strings.ReplaceAll(strings.TrimSpace(string(data)), "\n", " "))
+			}
+		}
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		for _, t := range tasks {
+			dir := fmt.Sprintf("/proc/%d/task/%s/", p, t.Name())
+			wchan, _ := os.ReadFile(dir + "wchan")
+			stat, _ := os.ReadFile(dir + "stat")
+			sched, _ := os.ReadFile(dir + "schedstat")
+			stack, _ := os.ReadFile(dir + "stack")
+			fmt.Fprintf(&b, "  thread %s wchan %s schedstat %s stat %s\n%s", t.Name(), wchan, strings.TrimSpace(string(sched)), strings.TrimSpace(string(stat)), stack)
+		}
+	}
+	return b.String()
+}
+
+// descendants is pid and the processes below it (children of any of
+// their threads), at most 64.
+func descendants(pid int) []int {
 	pids := []int{pid}
 	for i := 0; i < len(pids) && len(pids) < 64; i++ {
 		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pids[i]))
@@ -607,19 +654,29 @@ func threadStacks(pid int) string {
 			}
 		}
 	}
-	for _, p := range pids {
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
-		fmt.Fprintf(&b, "process %d: %s\n", p, strings.ReplaceAll(string(cmdline), "\x00", " "))
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+	return pids
+}
+
+// runnable names the machine's threads that are running or waiting to
+// run: whether something else took the CPUs.
+func runnable() string {
+	var names []string
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		tasks, _ := os.ReadDir("/proc/" + p.Name() + "/task")
 		for _, t := range tasks {
-			dir := fmt.Sprintf("/proc/%d/task/%s/", p, t.Name())
-			wchan, _ := os.ReadFile(dir + "wchan")
-			stat, _ := os.ReadFile(dir + "stat")
-			stack, _ := os.ReadFile(dir + "stack")
-			fmt.Fprintf(&b, "  thread %s wchan %s stat %s\n%s", t.Name(), wchan, strings.TrimSpace(string(stat)), stack)
+			stat, _ := os.ReadFile("/proc/" + p.Name() + "/task/" + t.Name() + "/stat")
+			// pid (comm) state ...: comm may hold spaces and brackets.
+			i := strings.LastIndexByte(string(stat), ')')
+			if i > 0 && i+2 < len(stat) && stat[i+2] == 'R' {
+				names = append(names, t.Name()+" "+string(stat[strings.IndexByte(string(stat), '(')+1:i]))
+			}
 		}
 	}
-	return b.String()
+	return strings.Join(names, ", ")
 }
 
 // wait waits for cordon to end.

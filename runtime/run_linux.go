@@ -93,7 +93,9 @@ func Run(ctx context.Context, s *specs.Spec, o Options) (int, error) {
 	defer func() { go signal.Stop(sigs) }()
 
 	sb.tr.mark("prestart")
+	launched := sb.tr.watch("starting the sandbox")
 	err = sb.launch()
+	launched()
 	<-notified
 	if err != nil {
 		return 0, err

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"time"
 )
 
@@ -45,3 +46,24 @@ func (t *tracer) mark(step string) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// stuckAfter is how long a step may take before a tracer's watch prints
+// every goroutine's stack.
+const stuckAfter = 10 * time.Second
+
+// watch prints every goroutine's stack to stderr, once, when step has not
+// ended stuckAfter from now, if tracing is on: a sandbox that does not
+// start says where cordon waits (SIGQUIT cannot: cordon takes every
+// signal for its command by then). Call the returned function when the
+// step ends.
+func (t *tracer) watch(step string) (done func()) {
+	if !t.on {
+		return func() {}
+	}
+	timer := time.AfterFunc(stuckAfter, func() {
+		fmt.Fprintf(os.Stderr, "cordon: trace: %s has taken %v; cordon's goroutines:\n", step, stuckAfter)
+		buf := make([]byte, 1<<20)
+		os.Stderr.Write(buf[:goruntime.Stack(buf, true)])
+	})
+	return func() { timer.Stop() }
+}

@@ -513,7 +513,9 @@ wc -l PLAN.md`,
 		want:  []string{"3 PLAN.md"},
 		check: `grep -q "write the parser" PLAN.md`},
 	{name: "ps of its own processes",
-		cmd:  `sleep 30 & pid=$!; ps -o pid=,comm= -p $pid && ps -o comm= --ppid $$ && kill $pid`,
+		// (until the child has become sleep: on a loaded machine ps
+		// saw it still a bash between fork and exec)
+		cmd:  `sleep 30 & pid=$!; for i in $(seq 100); do [ "$(ps -o comm= -p $pid)" = sleep ] && break; sleep 0.05; done; ps -o pid=,comm= -p $pid && ps -o comm= --ppid $$ && kill $pid`,
 		want: []string{" sleep\n"}},
 	{name: "kill of its own background job",
 		cmd:  `sleep 60 & pid=$!; kill $pid; wait $pid; echo "exit status $?"`,

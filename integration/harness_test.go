@@ -152,6 +152,19 @@ func eachCaller(t *testing.T, f func(t *testing.T, c *caller)) {
 	}
 }
 
+// eachCallerInTurn runs f as subtests "root" and "user", one after the
+// other: for a test that takes the machine (TestManyRunsAtOnce).
+func eachCallerInTurn(t *testing.T, f func(t *testing.T, c *caller)) {
+	t.Helper()
+	for _, name := range []string{"root", "user"} {
+		t.Run(name, func(t *testing.T) {
+			c := callers[name]
+			requires(t, needCaller(c))
+			f(t, c)
+		})
+	}
+}
+
 // box is one test's fixture: a fresh workspace and a fake home outside it,
 // owned by the caller, with credentials planted where the default policy
 // hides them.

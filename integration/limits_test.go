@@ -30,7 +30,7 @@ func cgroupLimits(t *testing.T, b *box, env string) bool {
 // TestLimits: each limit holds inside the sandbox, the host stays
 // responsive, and the run says which limit it met. Root enforces memory,
 // processes and CPU with the sandbox's cgroup; a rootless caller without
-// a delegated cgroup gets rlimits (address space, processes in its own
+// a delegated cgroup gets rlimits (data size, processes in its own
 // user namespace) and no CPU limit.
 func TestLimits(t *testing.T) {
 	t.Parallel()
@@ -87,7 +87,7 @@ while n < 10000:
 					t.Errorf("want exit 137 and the out-of-memory note:\n%s", r)
 				}
 			} else if r.code != 1 || !strings.Contains(r.stderr, "MemoryError") {
-				t.Errorf("want python's MemoryError (the address space limit):\n%s", r)
+				t.Errorf("want python's MemoryError (the data size limit):\n%s", r)
 			}
 			// The limit is the sandbox's, not the command's budget for ever:
 			// a command within it runs.

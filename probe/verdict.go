@@ -642,7 +642,7 @@ func containerLost(r Result) []string {
 		"no private /tmp: /tmp is read-only, TMPDIR is a directory of the run's own",
 		"no private IPC and host name: System V IPC, POSIX message queues and the host name are shared",
 		"the protected paths inside the workspace are put back after the command rather than read-only during it, and a denied path that exists inside a writable root refuses the run",
-		"no cgroup limits: memory only as an address space limit (rlimit), no limit on processes or CPU",
+		"no cgroup limits: memory only as each process's data size limit (rlimit), no limit on processes or CPU",
 		"no per-user limits of its own: the command can take every inotify instance and watch of the caller's",
 		"metadata outside the writable roots: the command can change the mode, times, extended attributes and ACLs of the caller's own files anywhere (Landlock has no rule for them)",
 	}

@@ -1272,7 +1272,9 @@ static const char *rlimit_name(int resource)
 
 	switch (resource) {
 	case RLIMIT_AS:
-		return "RLIMIT_AS (memory as address space)";
+		return "RLIMIT_AS (address space)";
+	case RLIMIT_DATA:
+		return "RLIMIT_DATA (memory as data size)";
 	case RLIMIT_NPROC:
 		return "RLIMIT_NPROC (pids)";
 	case RLIMIT_NOFILE:

@@ -60,8 +60,9 @@ func MemoryLimit(l policy.Limits, pr probe.Result) int64 {
 
 // limits computes how each limit is enforced: cgroups where the sandbox
 // gets one, rlimits where they come close (processes: RLIMIT_NPROC counts
-// the sandbox's own user namespace; memory: RLIMIT_AS, address space rather
-// than memory), the runtime for the wall clock and the output.
+// the sandbox's own user namespace; memory: RLIMIT_DATA, each process's
+// private writable memory, see below), the runtime for the wall clock and
+// the output.
 //
 // In the container mode (contained) there is no cgroup, tmpfs or user
 // namespace of the sandbox's: RLIMIT_NPROC would count every process of
@@ -90,8 +91,14 @@ func limits(p *policy.Policy, pr probe.Result, contained bool) ([]Limit, *specs.
 			used = true
 			add("memory", v, ByCgroup)
 		case !pr.Root():
-			rl = append(rl, specs.POSIXRlimit{Type: "RLIMIT_AS", Hard: uint64(mem), Soft: uint64(mem)})
-			add("memory", v+", as address space", ByRlimit)
+			// Per process, its private writable memory: what malloc,
+			// brk and anonymous mmap take, once writable. Not address
+			// space (RLIMIT_AS): V8 reserves some 10 GiB of it, never
+			// touched, for each WebAssembly memory (Node's fetch parses
+			// HTTP with one), and a machine's half was less than two.
+			// Shared memory (/dev/shm, memfd) is not counted.
+			rl = append(rl, specs.POSIXRlimit{Type: "RLIMIT_DATA", Hard: uint64(mem), Soft: uint64(mem)})
+			add("memory", v+", as each process's data size", ByRlimit)
 		default:
 			add("memory", v, ByNone)
 		}

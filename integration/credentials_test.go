@@ -13,11 +13,73 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"cordon.dev/cordon/integration/claudecode"
 )
+
+// undiciVersion is the undici release a user of a Node before 24 (Debian
+// 12's is 18) installs to send fetch through the proxy variables with its
+// EnvHttpProxyAgent: the latest 6 (the 7s want Node 20.18.1 or later).
+const undiciVersion = "6.29.1"
+
+var (
+	undiciOnce sync.Once
+	undiciDir  string
+	undiciErr  error
+)
+
+// needUndici: the npm package undici, installed into the machine's cache
+// once (one package of about 1.5 MB, no dependencies); undiciDir is its
+// package directory.
+func needUndici() need {
+	return func() string {
+		undiciOnce.Do(func() { undiciDir, undiciErr = installUndici(claudecode.CacheDir()) })
+		if undiciErr != nil {
+			return fmt.Sprintf("undici %s from npm (%v)", undiciVersion, undiciErr)
+		}
+		return ""
+	}
+}
+
+// installUndici installs undici undiciVersion into cache/undici-VERSION
+// unless it is there, beside it first and then renamed into place, so that
+// another test process installing at the same time never sees half a tree.
+func installUndici(cache string) (string, error) {
+	dir := filepath.Join(cache, "undici-"+undiciVersion)
+	pkg := filepath.Join(dir, "node_modules", "undici")
+	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
+		return pkg, nil
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(cache, "undici-install-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil { // the test user reads it too
+		return "", err
+	}
+	cmd := exec.Command("npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save", "--prefix", tmp, "undici@"+undiciVersion)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("npm install undici@%s: %v\n%s", undiciVersion, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(pkg, "package.json")); serr != nil {
+			return "", err
+		}
+	}
+	return pkg, nil
+}
 
 // Masked credentials end to end (issue 25): real clients in the sandbox
 // hold fakes of a token (an environment variable) and of two credential
@@ -27,7 +89,7 @@ import (
 // any other; and by what the sandbox can read: never the real value.
 func TestMaskedCredentials(t *testing.T) {
 	// Not parallel: it holds the test network (see newNetFixture).
-	requires(t, netNeedRoot, needTool("ip"), needTool("curl"), needTool("git"), needTool("python3"))
+	requires(t, netNeedRoot, needTool("ip"), needTool("curl"), needTool("git"), needTool("python3"), needTool("node"), needUndici())
 	f := newNetFixture(t)
 	roots := f.roots
 
@@ -71,8 +133,11 @@ func TestMaskedCredentials(t *testing.T) {
 			return seen[0]
 		}
 
-		// node's https over a CONNECT tunnel of its own: Node 20's fetch
-		// does not read the proxy variables (NODE_USE_ENV_PROXY is 24's)
+		// node's https over a CONNECT tunnel of its own, and node's fetch
+		// as a user of a Node before 24 sends it through a proxy, with
+		// undici's EnvHttpProxyAgent as the global dispatcher: that Node's
+		// own http and fetch read no proxy variable (NODE_USE_ENV_PROXY is
+		// 24's and 22.21's)
 		node := `const http = require("http"), https = require("https"), tls = require("tls");
 const p = new URL(process.env.HTTPS_PROXY), host = process.argv[2];
 http.request({host: p.hostname, port: p.port, method: "CONNECT", path: host + ":443"}).on("connect", (res, sock) => {
@@ -82,22 +147,33 @@ http.request({host: p.hostname, port: p.port, method: "CONNECT", path: host + ":
     let b = ""; r.on("data", d => b += d); r.on("end", () => console.log("node " + r.statusCode));
   }).on("error", e => { console.error(e.message); process.exit(1); });
 }).end();`
-		t.Run("curl and node: the real value for its host, the fake elsewhere", func(t *testing.T) {
+		fetch := `const { setGlobalDispatcher, EnvHttpProxyAgent } = require("undici");
+setGlobalDispatcher(new EnvHttpProxyAgent());
+fetch("https://" + process.argv[2] + process.argv[3], {headers: {Authorization: "Bearer " + process.env.GH_TOKEN}})
+  .then(async r => { await r.text(); console.log("fetch " + r.status); })
+  .catch(e => { console.error(e.message, e.cause ? e.cause.message : ""); process.exit(1); });`
+		t.Run("curl, node and fetch: the real value for its host, the fake elsewhere", func(t *testing.T) {
 			tok := "t" + randomHex(6)
 			must(t, os.WriteFile(filepath.Join(b.ws, "get.js"), []byte(node), 0o644))
+			must(t, os.WriteFile(filepath.Join(b.ws, "fetch.js"), []byte(fetch), 0o644))
+			// the project's node_modules/undici, as npm install undici
+			// makes it: here a link to the one installed in the cache
+			must(t, os.MkdirAll(filepath.Join(b.ws, "node_modules"), 0o755))
+			must(t, os.Symlink(undiciDir, filepath.Join(b.ws, "node_modules", "undici")))
 			b.chown()
 			r := run(t, fmt.Sprintf(`echo "fake=$GH_TOKEN"
 curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" https://allowed.cordon-test/%[1]s-own &&
 curl -sS --max-time 20 -H "Authorization: Bearer $GH_TOKEN" https://sub.wild.cordon-test/%[1]s-other &&
-node get.js allowed.cordon-test /%[1]s-nodeown && node get.js sub.wild.cordon-test /%[1]s-nodeother`, tok))
-			if r.code != 0 || strings.Count(r.stdout, "node 200") != 2 {
+node get.js allowed.cordon-test /%[1]s-nodeown && node get.js sub.wild.cordon-test /%[1]s-nodeother &&
+node fetch.js allowed.cordon-test /%[1]s-fetchown && node fetch.js sub.wild.cordon-test /%[1]s-fetchother`, tok))
+			if r.code != 0 || strings.Count(r.stdout, "node 200") != 2 || strings.Count(r.stdout, "fetch 200") != 2 {
 				t.Fatalf("%s", r)
 			}
 			fake := strings.TrimPrefix(strings.Split(r.stdout, "\n")[0], "fake=")
 			if !strings.HasPrefix(fake, "ghp_") || len(fake) != len(real) || fake == real {
 				t.Errorf("the command's GH_TOKEN is %q, want a fake of the real one's form", fake)
 			}
-			for suffix, want := range map[string]string{"-own": real, "-other": fake, "-nodeown": real, "-nodeother": fake} {
+			for suffix, want := range map[string]string{"-own": real, "-other": fake, "-nodeown": real, "-nodeother": fake, "-fetchown": real, "-fetchother": fake} {
 				if got := seenOnce(t, tok+suffix).Auth; got != "Bearer "+want {
 					t.Errorf("%s%s: the server got %q, want %q", tok, suffix, got, "Bearer "+want)
 				}

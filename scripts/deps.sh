@@ -51,8 +51,9 @@ if [ "$1" = test ]; then
 	# npm below).
 	command -v node >/dev/null 2>&1 || need="$need nodejs"
 	# The end-to-end tests install Claude Code with npm (below;
-	# integration/claudecode); the benchmarks compare with Claude Code's own
-	# sandbox, which needs socat (and bubblewrap).
+	# integration/claudecode), and the masked credentials test undici (for
+	# node's fetch through the proxy before Node 24); the benchmarks compare
+	# with Claude Code's own sandbox, which needs socat (and bubblewrap).
 	command -v socat >/dev/null 2>&1 || need="$need socat"
 	# The network tests: a veth pair into a namespace of servers, real clients.
 	command -v ip >/dev/null 2>&1 || need="$need iproute2"

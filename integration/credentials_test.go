@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,46 +38,16 @@ var (
 // package directory.
 func needUndici() need {
 	return func() string {
-		undiciOnce.Do(func() { undiciDir, undiciErr = installUndici(claudecode.CacheDir()) })
+		undiciOnce.Do(func() {
+			var pkgJSON string
+			pkgJSON, undiciErr = claudecode.NPMInstall(claudecode.CacheDir(), "undici", undiciVersion, filepath.Join("node_modules", "undici", "package.json"))
+			undiciDir = filepath.Dir(pkgJSON)
+		})
 		if undiciErr != nil {
 			return fmt.Sprintf("undici %s from npm (%v)", undiciVersion, undiciErr)
 		}
 		return ""
 	}
-}
-
-// installUndici installs undici undiciVersion into cache/undici-VERSION
-// unless it is there, beside it first and then renamed into place, so that
-// another test process installing at the same time never sees half a tree.
-func installUndici(cache string) (string, error) {
-	dir := filepath.Join(cache, "undici-"+undiciVersion)
-	pkg := filepath.Join(dir, "node_modules", "undici")
-	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
-		return pkg, nil
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(cache, "undici-install-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.Chmod(tmp, 0o755); err != nil { // the test user reads it too
-		return "", err
-	}
-	cmd := exec.Command("npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save", "--prefix", tmp, "undici@"+undiciVersion)
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm install undici@%s: %v\n%s", undiciVersion, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(filepath.Join(pkg, "package.json")); serr != nil {
-			return "", err
-		}
-	}
-	return pkg, nil
 }
 
 // Masked credentials end to end (issue 25): real clients in the sandbox

@@ -142,22 +142,23 @@ func toolPath(name string) string {
 // eachCaller runs f as parallel subtests "root" and "user".
 func eachCaller(t *testing.T, f func(t *testing.T, c *caller)) {
 	t.Helper()
-	for _, name := range []string{"root", "user"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			c := callers[name]
-			requires(t, needCaller(c))
-			f(t, c)
-		})
-	}
+	forCallers(t, true, f)
 }
 
 // eachCallerInTurn runs f as subtests "root" and "user", one after the
 // other: for a test that takes the machine (TestManyRunsAtOnce).
 func eachCallerInTurn(t *testing.T, f func(t *testing.T, c *caller)) {
 	t.Helper()
+	forCallers(t, false, f)
+}
+
+func forCallers(t *testing.T, parallel bool, f func(t *testing.T, c *caller)) {
+	t.Helper()
 	for _, name := range []string{"root", "user"} {
 		t.Run(name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
 			c := callers[name]
 			requires(t, needCaller(c))
 			f(t, c)

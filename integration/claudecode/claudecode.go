@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 )
 
@@ -34,23 +33,33 @@ func CacheDir() string {
 
 // Install returns the path of Claude Code's native binary, installing the
 // release Version with npm into cache/claude-code-VERSION first when it is
-// not there (npm and about 370 MB; a lock keeps concurrent installs apart).
-// The binary is the platform's optional dependency's: the package's
-// postinstall script, which only copies it and wants Node 22, is not run.
+// not there (about 370 MB). The binary is the platform's optional
+// dependency's: the package's postinstall script, which only copies it and
+// wants Node 22, is not run.
 func Install(cache string) (string, error) {
 	pkg, ok := map[string]string{"amd64": "linux-x64", "arm64": "linux-arm64"}[runtime.GOARCH]
 	if runtime.GOOS != "linux" || !ok {
 		return "", fmt.Errorf("no Claude Code package for %s/%s here", runtime.GOOS, runtime.GOARCH)
 	}
-	dir := filepath.Join(cache, "claude-code-"+Version)
-	bin := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-"+pkg, "claude")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
+	return NPMInstall(cache, "@anthropic-ai/claude-code", Version,
+		filepath.Join("node_modules", "@anthropic-ai", "claude-code-"+pkg, "claude"))
+}
+
+// NPMInstall returns the path of file (relative to the install's prefix)
+// of the npm package name at version, installing it into
+// cache/BASE-VERSION (BASE: the name's last part) first when file is not
+// there: scripts not run, beside it first and renamed into place, and a
+// lock keeps concurrent installs apart.
+func NPMInstall(cache, name, version, file string) (string, error) {
+	dir := filepath.Join(cache, filepath.Base(name)+"-"+version)
+	want := filepath.Join(dir, file)
+	if _, err := os.Stat(want); err == nil {
+		return want, nil
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := os.OpenFile(filepath.Join(cache, ".claude-code.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	lock, err := os.OpenFile(filepath.Join(cache, "."+filepath.Base(name)+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return "", err
 	}
@@ -58,36 +67,35 @@ func Install(cache string) (string, error) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil // installed while we waited
+	if _, err := os.Stat(want); err == nil {
+		return want, nil // installed while we waited
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return "", fmt.Errorf("npm, to install Claude Code %s: %w", Version, err)
+		return "", fmt.Errorf("npm, to install %s@%s: %w", name, version, err)
 	}
 	tmp := dir + ".tmp"
 	_ = os.RemoveAll(tmp)
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", err
 	}
-	cmd := exec.Command(npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save", "--prefix", tmp,
-		"@anthropic-ai/claude-code@"+Version)
+	cmd := exec.Command(npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save", "--prefix", tmp, name+"@"+version)
 	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		_ = os.RemoveAll(tmp)
-		return "", fmt.Errorf("npm install @anthropic-ai/claude-code@%s: %v\n%s", Version, err, out.Bytes())
+		return "", fmt.Errorf("npm install %s@%s: %v\n%s", name, version, err, out.Bytes())
 	}
-	tmpBin := filepath.Join(tmp, strings.TrimPrefix(bin, dir+"/"))
-	if _, err := os.Stat(tmpBin); err != nil {
+	if _, err := os.Stat(filepath.Join(tmp, file)); err != nil {
 		_ = os.RemoveAll(tmp)
-		return "", fmt.Errorf("npm installed Claude Code %s without its native binary (%v)\n%s", Version, err, out.Bytes())
+		return "", fmt.Errorf("npm installed %s@%s without %s (%v)\n%s", name, version, file, err, out.Bytes())
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return "", err
 	}
-	return bin, nil
+	return want, nil
 }
 
 // Env is the environment Claude Code runs in against a stand-in: home is

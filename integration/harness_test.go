@@ -799,14 +799,23 @@ func (b *box) list() []listed {
 // liveRun waits until `cordon list` shows a run in this box's workspace.
 func (b *box) liveRun() listed {
 	b.t.Helper()
+	// Once it runs: listed between making its state and starting its
+	// init, a run has no pid yet (a full CI run saw "stopped" there).
 	deadline := time.Now().Add(10 * time.Second)
+	var seen *listed
 	for {
 		for _, l := range b.list() {
 			if l.Workspace == b.ws {
-				return l
+				if l.Status == "running" || time.Now().After(deadline) {
+					return l
+				}
+				seen = &l
 			}
 		}
 		if time.Now().After(deadline) {
+			if seen != nil {
+				return *seen
+			}
 			b.t.Fatalf("cordon list never showed a run in %s", b.ws)
 		}
 		time.Sleep(50 * time.Millisecond)
